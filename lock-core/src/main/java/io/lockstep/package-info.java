@@ -1,0 +1,6 @@
+/**
+ * Distributed locks on Redis: {@link io.lockstep.LockTemplate},
+ * {@link io.lockstep.LockHandle}, {@link io.lockstep.DistributedLock} and the exceptions
+ * they throw.
+ */
+package io.lockstep;

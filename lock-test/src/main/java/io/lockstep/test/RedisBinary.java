@@ -1,0 +1,170 @@
+package io.lockstep.test;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds the {@code redis-server} binary: the system property {@value #PROPERTY} (or the
+ * environment variable {@value #ENVIRONMENT}) when set, else {@code redis-server} on
+ * {@code PATH}, else the binary shipped inside the
+ * {@code com.github.codemonstur:embedded-redis} jar, extracted once to the temporary
+ * folder.
+ */
+final class RedisBinary {
+
+	static final String PROPERTY = "lockstep.test.redis-server";
+
+	static final String ENVIRONMENT = "LOCKSTEP_REDIS_SERVER";
+
+	private static final Logger logger = LoggerFactory.getLogger(RedisBinary.class);
+
+	private static volatile RedisBinary resolved;
+
+	private final Path path;
+
+	private final String source;
+
+	private final String version;
+
+	private RedisBinary(Path path, String source) {
+		this.path = path;
+		this.source = source;
+		this.version = readVersion(path);
+	}
+
+	static RedisBinary get() {
+		RedisBinary binary = resolved;
+		if (binary == null) {
+			synchronized (RedisBinary.class) {
+				binary = resolved;
+				if (binary == null) {
+					binary = resolve();
+					logger.info("redis-server for tests: {} ({}, {})", binary.path, binary.source, binary.version);
+					resolved = binary;
+				}
+			}
+		}
+		return binary;
+	}
+
+	Path path() {
+		return this.path;
+	}
+
+	String source() {
+		return this.source;
+	}
+
+	String version() {
+		return this.version;
+	}
+
+	private static RedisBinary resolve() {
+		String configured = System.getProperty(PROPERTY, System.getenv(ENVIRONMENT));
+		if (configured != null && !configured.isBlank()) {
+			Path path = Path.of(configured);
+			if (!Files.isExecutable(path)) {
+				throw new IllegalStateException(
+						"redis-server set by " + PROPERTY + "/" + ENVIRONMENT + " is not executable: " + path);
+			}
+			return new RedisBinary(path, "configured");
+		}
+		Path onPath = findOnPath();
+		if (onPath != null) {
+			return new RedisBinary(onPath, "PATH");
+		}
+		String resource = embeddedResourceName();
+		if (resource == null) {
+			throw new IllegalStateException("No redis-server for tests: none on PATH and the embedded-redis jar has no "
+					+ "binary for " + System.getProperty("os.name") + "/" + System.getProperty("os.arch")
+					+ ". Install one (e.g. 'apt-get install redis-server') or set -D" + PROPERTY
+					+ "=/path/to/redis-server");
+		}
+		return new RedisBinary(extract(resource), "embedded-redis jar");
+	}
+
+	private static Path findOnPath() {
+		String path = System.getenv("PATH");
+		if (path == null) {
+			return null;
+		}
+		for (String dir : path.split(File.pathSeparator)) {
+			if (dir.isEmpty()) {
+				continue;
+			}
+			Path candidate = Path.of(dir, "redis-server");
+			if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+				return candidate;
+			}
+		}
+		return null;
+	}
+
+	private static String embeddedResourceName() {
+		String os = System.getProperty("os.name").toLowerCase(Locale.ROOT);
+		String arch = System.getProperty("os.arch").toLowerCase(Locale.ROOT);
+		boolean x64 = arch.equals("amd64") || arch.equals("x86_64");
+		boolean arm64 = arch.equals("aarch64") || arch.equals("arm64");
+		if (os.contains("linux")) {
+			return x64 ? "redis-server-6.2.6-v5-linux-amd64" : (arm64 ? "redis-server-6.2.7-linux-arm64" : null);
+		}
+		if (os.contains("mac")) {
+			return x64 ? "redis-server-6.2.6-v5-darwin-amd64" : (arm64 ? "redis-server-6.2.6-v5-darwin-arm64" : null);
+		}
+		return null;
+	}
+
+	private static Path extract(String resource) {
+		Path target = Path.of(System.getProperty("java.io.tmpdir"), "lockstep-redis-bin", resource);
+		if (Files.isExecutable(target)) {
+			return target;
+		}
+		try (InputStream in = RedisBinary.class.getClassLoader().getResourceAsStream(resource)) {
+			if (in == null) {
+				throw new IllegalStateException("No redis-server for tests: none on PATH and resource '" + resource
+						+ "' is missing; is com.github.codemonstur:embedded-redis on the test classpath?");
+			}
+			Files.createDirectories(target.getParent());
+			Path temporary = Files.createTempFile(target.getParent(), resource, ".part");
+			Files.copy(in, temporary, StandardCopyOption.REPLACE_EXISTING);
+			if (!temporary.toFile().setExecutable(true, false)) {
+				throw new IllegalStateException("Cannot make " + temporary + " executable");
+			}
+			Files.move(temporary, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+			return target;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot extract " + resource + " to " + target, ex);
+		}
+	}
+
+	private static String readVersion(Path path) {
+		try {
+			Process process = new ProcessBuilder(path.toString(), "--version").redirectErrorStream(true).start();
+			String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+			if (!process.waitFor(10, TimeUnit.SECONDS) || process.exitValue() != 0) {
+				process.destroyForcibly();
+				throw new IllegalStateException(path + " --version failed: " + out);
+			}
+			return out;
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot run " + path + " --version", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while running " + path + " --version", ex);
+		}
+	}
+
+}

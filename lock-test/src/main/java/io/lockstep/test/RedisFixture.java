@@ -1,0 +1,192 @@
+package io.lockstep.test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Starts real {@code redis-server} processes on free {@code 127.0.0.1} ports and stops
+ * every one of them, by PID, on {@link #close()}. Use it directly in a try-with-resources
+ * block, or let {@link RedisExtension} hand one to a test.
+ *
+ * <p>
+ * Where no {@code redis-server} can be started, every method throws an
+ * {@link IllegalStateException} that says why: tests that need Redis fail, never skip.
+ */
+public final class RedisFixture implements AutoCloseable {
+
+	private static final int START_ATTEMPTS = 5;
+
+	private final List<RedisNode> nodes = new CopyOnWriteArrayList<>();
+
+	/**
+	 * One standalone node; {@code extraArguments} are redis-server options such as
+	 * {@code "--maxmemory", "4mb"}.
+	 */
+	public RedisNode standalone(String... extraArguments) {
+		return start("standalone", null, Arrays.asList(extraArguments));
+	}
+
+	/** {@code count} independent masters, as Redlock needs. */
+	public List<RedisNode> masters(int count) {
+		List<RedisNode> masters = new ArrayList<>(count);
+		for (int i = 1; i <= count; i++) {
+			masters.add(start("master-" + i, null, List.of()));
+		}
+		return masters;
+	}
+
+	/**
+	 * A master with {@code replicaCount} replicas, returned once every replica's link is
+	 * up.
+	 */
+	public Replicated replicated(int replicaCount) {
+		RedisNode master = start("master", null, List.of());
+		List<RedisNode> replicas = new ArrayList<>(replicaCount);
+		for (int i = 1; i <= replicaCount; i++) {
+			RedisNode replica = start("replica-" + i, null,
+					List.of("--replicaof", master.host(), Integer.toString(master.port())));
+			replicas.add(replica);
+		}
+		for (RedisNode replica : replicas) {
+			await(replica + " to sync with " + master, Duration.ofSeconds(20),
+					() -> "up".equals(replica.info("replication").get("master_link_status")));
+		}
+		return new Replicated(master, replicas);
+	}
+
+	/**
+	 * A master, {@code replicaCount} replicas and {@code sentinelCount} sentinels
+	 * monitoring it under {@value Sentinels#MASTER_NAME} (quorum: a majority of the
+	 * sentinels; down-after 1 s, failover-timeout 3 s), returned once every sentinel sees
+	 * all replicas and the other sentinels.
+	 */
+	public Sentinels sentinels(int replicaCount, int sentinelCount) {
+		Replicated data = replicated(replicaCount);
+		int quorum = sentinelCount / 2 + 1;
+		String config = "sentinel monitor " + Sentinels.MASTER_NAME + " 127.0.0.1 " + data.master().port() + " "
+				+ quorum + "\n" + "sentinel down-after-milliseconds " + Sentinels.MASTER_NAME + " 1000\n"
+				+ "sentinel failover-timeout " + Sentinels.MASTER_NAME + " 3000\n" + "sentinel parallel-syncs "
+				+ Sentinels.MASTER_NAME + " 1\n";
+		List<RedisNode> sentinels = new ArrayList<>(sentinelCount);
+		for (int i = 1; i <= sentinelCount; i++) {
+			sentinels.add(start("sentinel-" + i, config, List.of()));
+		}
+		Sentinels group = new Sentinels(data.master(), data.replicas(), sentinels);
+		for (RedisNode sentinel : sentinels) {
+			await(sentinel + " to discover the group", Duration.ofSeconds(30), () -> group.sees(sentinel));
+		}
+		return group;
+	}
+
+	/**
+	 * A Redis Cluster of {@code masterCount} masters (at least 3) sharing the 16384 slots
+	 * evenly, each with {@code replicasPerMaster} replicas, returned once every node
+	 * reports {@code cluster_state:ok}.
+	 */
+	public Cluster cluster(int masterCount, int replicasPerMaster) {
+		if (masterCount < 3) {
+			throw new IllegalArgumentException("A Redis Cluster needs at least 3 masters, got " + masterCount);
+		}
+		List<String> options = List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+				"--cluster-node-timeout", "2000");
+		List<RedisNode> masters = new ArrayList<>();
+		List<RedisNode> replicas = new ArrayList<>();
+		for (int i = 1; i <= masterCount; i++) {
+			masters.add(start("cluster-master-" + i, null, options));
+		}
+		for (int i = 1; i <= masterCount * replicasPerMaster; i++) {
+			replicas.add(start("cluster-replica-" + i, null, options));
+		}
+		Cluster cluster = new Cluster(masters, replicas);
+		cluster.form();
+		return cluster;
+	}
+
+	/** Every node this fixture started, in start order. */
+	public List<RedisNode> nodes() {
+		return List.copyOf(this.nodes);
+	}
+
+	/** Kills every node this fixture started (by PID) and removes their folders. */
+	@Override
+	public void close() {
+		RuntimeException failure = null;
+		for (RedisNode node : this.nodes) {
+			try {
+				node.close();
+			}
+			catch (RuntimeException ex) {
+				failure = (failure != null) ? failure : ex;
+			}
+		}
+		this.nodes.clear();
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	private RedisNode start(String name, String sentinelConfig, List<String> arguments) {
+		IllegalStateException last = null;
+		for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+			RedisNode node = new RedisNode(name, RedisProcesses.createDir(name), sentinelConfig, arguments);
+			try {
+				node.start(freePort());
+				this.nodes.add(node);
+				return node;
+			}
+			catch (IllegalStateException ex) {
+				boolean portTaken = node.portInUse();
+				node.close();
+				if (!portTaken) {
+					throw ex;
+				}
+				last = ex;
+			}
+		}
+		throw last;
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			socket.setReuseAddress(true);
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Cannot find a free port on 127.0.0.1", ex);
+		}
+	}
+
+	static void await(String what, Duration timeout, BooleanSupplier condition) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		RuntimeException last = null;
+		while (System.nanoTime() < deadline) {
+			try {
+				if (condition.getAsBoolean()) {
+					return;
+				}
+			}
+			catch (RuntimeException ex) {
+				last = ex;
+			}
+			RedisNode.sleepQuietly(25);
+		}
+		throw new IllegalStateException("Timed out after " + timeout + " waiting for " + what, last);
+	}
+
+	/** A master and its replicas. */
+	public record Replicated(RedisNode master, List<RedisNode> replicas) {
+
+		public RedisNode replica() {
+			return this.replicas.get(0);
+		}
+
+	}
+
+}

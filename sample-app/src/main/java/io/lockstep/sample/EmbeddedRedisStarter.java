@@ -1,0 +1,101 @@
+package io.lockstep.sample;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.embedded.RedisServer;
+
+import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.boot.context.event.ApplicationFailedEvent;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Starts a {@code redis-server} from the embedded-redis jar on a free 127.0.0.1 port when
+ * the environment configures no Redis ({@code spring.data.redis.url}, {@code .host},
+ * {@code .port}, {@code .sentinel.master} or {@code .cluster.nodes}), and stops it with
+ * the application. {@code lockstep.sample.embedded-redis=false} turns this off.
+ */
+class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
+
+	private static final Logger logger = LoggerFactory.getLogger(EmbeddedRedisStarter.class);
+
+	private static final String[] REDIS_PROPERTIES = { "spring.data.redis.url", "spring.data.redis.host",
+			"spring.data.redis.port", "spring.data.redis.sentinel.master", "spring.data.redis.cluster.nodes" };
+
+	private RedisServer server;
+
+	@Override
+	public void onApplicationEvent(ApplicationEvent event) {
+		if (event instanceof ApplicationEnvironmentPreparedEvent prepared) {
+			start(prepared.getEnvironment());
+		}
+		else if (event instanceof ContextClosedEvent || event instanceof ApplicationFailedEvent) {
+			stop();
+		}
+	}
+
+	private synchronized void start(ConfigurableEnvironment environment) {
+		if (this.server != null || !environment.getProperty("lockstep.sample.embedded-redis", Boolean.class, true)) {
+			return;
+		}
+		for (String property : REDIS_PROPERTIES) {
+			if (environment.containsProperty(property)) {
+				logger.info("Using the configured Redis ({} is set)", property);
+				return;
+			}
+		}
+		int port = freePort();
+		try {
+			RedisServer started = RedisServer.newRedisServer()
+				.bind("127.0.0.1")
+				.port(port)
+				.setting("save \"\"")
+				.setting("appendonly no")
+				.build();
+			started.start();
+			this.server = started;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot start the embedded Redis on 127.0.0.1:" + port, ex);
+		}
+		environment.getPropertySources()
+			.addFirst(new MapPropertySource("embeddedRedis",
+					Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", port)));
+		logger.info("No spring.data.redis.* configured: started an embedded Redis on 127.0.0.1:{}", port);
+	}
+
+	private synchronized void stop() {
+		if (this.server == null) {
+			return;
+		}
+		try {
+			this.server.stop();
+			logger.info("Stopped the embedded Redis");
+		}
+		catch (IOException ex) {
+			logger.warn("Could not stop the embedded Redis", ex);
+		}
+		finally {
+			this.server = null;
+		}
+	}
+
+	private static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot find a free port on 127.0.0.1", ex);
+		}
+	}
+
+}
