@@ -34,12 +34,12 @@ public class RedisExtension implements ParameterResolver {
 		}
 		ExtensionContext classContext = classContext(extensionContext);
 		return classContext.getStore(NAMESPACE)
-			.getOrComputeIfAbsent(RedisNode.class, (key) -> fixture(classContext).standalone(), RedisNode.class);
+			.computeIfAbsent(RedisNode.class, (key) -> fixture(classContext).standalone(), RedisNode.class);
 	}
 
 	private static RedisFixture fixture(ExtensionContext context) {
 		return context.getStore(NAMESPACE)
-			.getOrComputeIfAbsent(RedisFixture.class, (key) -> new RedisFixture(), RedisFixture.class);
+			.computeIfAbsent(RedisFixture.class, (key) -> new RedisFixture(), RedisFixture.class);
 	}
 
 	private static ExtensionContext classContext(ExtensionContext context) {

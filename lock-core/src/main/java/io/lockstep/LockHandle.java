@@ -1,0 +1,57 @@
+package io.lockstep;
+
+/**
+ * A held distributed lock. The handle, not the thread, is the owner: it may be closed
+ * from any thread. Closing is idempotent and never releases a lock that another owner
+ * holds now.
+ *
+ * <p>
+ * The Redis key holds {@code "<owner token>:<fencing token>"} with a lease (PX). When the
+ * lease runs out (a fixed lease, a holder paused longer than the lease, or Redis
+ * unreachable past it), another owner can acquire the key while this holder still runs:
+ * the handle then reports {@link #isHeld()} {@code false} and {@link #close()} throws
+ * {@link LockLostException}. Pass {@link #fencingToken()} to storage that rejects writes
+ * with a lower token than it has seen to make such late writes harmless.
+ */
+public interface LockHandle extends AutoCloseable {
+
+	/**
+	 * The Redis key of the lock, with the key prefix (for several keys: the keys joined
+	 * by {@code ","}).
+	 */
+	String key();
+
+	/**
+	 * The fencing token: strictly increasing per lock name across all clients and across
+	 * lease expiry; reentrant acquisitions share the token of the outermost one. For a
+	 * handle on several keys, the token of the first key in sorted order.
+	 */
+	long fencingToken();
+
+	/**
+	 * Whether this owner still holds the lock, judged locally: {@code false} once
+	 * released, once a renewal found the key gone or owned by someone else, and once the
+	 * lease may have expired by this client's conservative clock (lease minus drift since
+	 * the last confirmed renewal was sent).
+	 */
+	boolean isHeld();
+
+	/**
+	 * Confirms with Redis (one round trip, no change) that this owner still holds the
+	 * lock, as a transaction does before it commits.
+	 * @throws LockLostException if it does not; the lease is then marked lost and
+	 * reported
+	 * @throws LockException if Redis cannot be reached
+	 */
+	void verifyHeld();
+
+	/**
+	 * Releases the lock (for a reentrant acquisition: leaves one level). Idempotent.
+	 * @throws LockLostException if the lease was lost while held; the key of the new
+	 * owner, if any, is left untouched
+	 * @throws LockException if Redis cannot be reached; the lease then expires on its own
+	 */
+	@Override
+	void close();
+
+}

@@ -1,0 +1,74 @@
+package io.lockstep;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Optional;
+
+/**
+ * Runs work under distributed locks. Keys are plain strings; the Redis key is
+ * {@code <key-prefix><name>:<key>} for a {@link #named(String) named} template, else
+ * {@code <key-prefix><key>}.
+ *
+ * <p>
+ * Without a fixed lease ({@link #withLeaseTime(Duration)}), a watchdog renews the lease
+ * every third of it while the acquiring thread is alive and the handle is not closed. A
+ * thread that holds a key and acquires it again re-enters without waiting and without a
+ * Redis command.
+ *
+ * <p>
+ * Mutual exclusion holds on one Redis master while the lease holds. With asynchronous
+ * replication, a failover can lose a lock; use fencing tokens where that matters.
+ */
+public interface LockTemplate {
+
+	/**
+	 * Runs the callback holding the lock, waiting up to the wait time for it.
+	 * @throws LockAcquisitionException if the lock was not acquired within the wait time
+	 * @throws LockLostException if the lease was lost while the callback ran (after it
+	 * returned)
+	 * @throws LockKeyException if the key is {@code null}, empty or too long
+	 * @throws LockException if Redis cannot be reached; the callback does not run
+	 */
+	<T> T execute(String key, LockCallback<T> callback);
+
+	/**
+	 * Runs the callback holding every key, acquired all or nothing; see
+	 * {@link #execute(String, LockCallback)}.
+	 */
+	<T> T executeAll(Collection<String> keys, LockCallback<T> callback);
+
+	/**
+	 * Runs the callback if the lock is free now, without waiting.
+	 * @return the callback's result, or empty when another owner holds the lock (also
+	 * when the callback returned {@code null})
+	 */
+	<T> Optional<T> tryExecute(String key, LockCallback<T> callback);
+
+	/**
+	 * Acquires the lock, waiting up to the wait time; close the handle to release it.
+	 * @throws LockAcquisitionException if the lock was not acquired within the wait time
+	 */
+	LockHandle acquire(String key);
+
+	/** Acquires every key, all or nothing, waiting up to the wait time. */
+	LockHandle acquireAll(Collection<String> keys);
+
+	/** Acquires the lock if it is free now, without waiting. */
+	Optional<LockHandle> tryAcquire(String key);
+
+	/** Whether any owner (in any process) holds the key now. */
+	boolean isLocked(String key);
+
+	/** A copy that waits up to {@code waitTime} ({@link Duration#ZERO}: never waits). */
+	LockTemplate withWaitTime(Duration waitTime);
+
+	/** A copy whose leases are fixed to {@code leaseTime} and never renewed. */
+	LockTemplate withLeaseTime(Duration leaseTime);
+
+	/**
+	 * A copy whose keys are {@code <name>:<key>}, whose metrics and endpoint name is
+	 * {@code name}, and which uses the settings configured for that name, if any.
+	 */
+	LockTemplate named(String name);
+
+}

@@ -1,0 +1,4 @@
+/**
+ * Internal support shared by Lockstep's packages; not API.
+ */
+package io.lockstep.internal;

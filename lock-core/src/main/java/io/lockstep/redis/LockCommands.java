@@ -1,0 +1,172 @@
+package io.lockstep.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lockstep.LockException;
+
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The lock's own Redis connection and its Lua scripts, run by EVALSHA (EVAL once after a
+ * NOSCRIPT, e.g. after a Redis restart). Every call is bounded by a timeout.
+ */
+final class LockCommands implements AutoCloseable {
+
+	static final RedisScript<List> ACQUIRE = script("acquire");
+
+	static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
+
+	static final RedisScript<Long> RELEASE = script("release", Long.class);
+
+	static final RedisScript<List> RENEW = script("renew");
+
+	static final RedisScript<Long> CHECK = script("check", Long.class);
+
+	private static final byte[][] NO_KEYS = new byte[0][];
+
+	private final StatefulConnection<byte[], byte[]> connection;
+
+	private final RedisClusterAsyncCommands<byte[], byte[]> async;
+
+	private final Duration timeout;
+
+	LockCommands(AbstractRedisClient client, Duration timeout) {
+		this.timeout = timeout;
+		if (client instanceof RedisClusterClient cluster) {
+			var clusterConnection = cluster.connect(ByteArrayCodec.INSTANCE);
+			this.connection = clusterConnection;
+			this.async = clusterConnection.async();
+		}
+		else if (client instanceof RedisClient standalone) {
+			var standaloneConnection = standalone.connect(ByteArrayCodec.INSTANCE);
+			this.connection = standaloneConnection;
+			this.async = standaloneConnection.async();
+		}
+		else {
+			throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
+		}
+		this.connection.setTimeout(timeout);
+	}
+
+	Duration timeout() {
+		return this.timeout;
+	}
+
+	/** Runs a script and returns the future of its reply; never blocks. */
+	<T> CompletableFuture<T> evalAsync(RedisScript<?> script, List<String> keys, List<String> args) {
+		byte[][] keyBytes = toBytes(keys);
+		byte[][] argBytes = toBytes(args);
+		ScriptOutputType type = (script.getResultType() == Long.class) ? ScriptOutputType.INTEGER
+				: ScriptOutputType.MULTI;
+		CompletableFuture<T> result = new CompletableFuture<>();
+		this.async.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, failure) -> {
+			if (failure == null) {
+				result.complete(value);
+			}
+			else if (isNoScript(failure)) {
+				this.async
+					.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
+					.whenComplete((retried, again) -> complete(result, retried, again));
+			}
+			else {
+				result.completeExceptionally(failure);
+			}
+		});
+		return result;
+	}
+
+	/** Runs a script and waits for its reply, at most the command timeout. */
+	<T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+		return await(evalAsync(script, keys, args), what);
+	}
+
+	boolean exists(String key) {
+		CompletableFuture<Long> count = this.async.exists(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
+		return await(count, "check lock '" + key + "'") > 0;
+	}
+
+	long pttl(String key) {
+		return await(this.async.pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
+				"read the lease of '" + key + "'");
+	}
+
+	<T> T await(CompletableFuture<T> future, String what) {
+		try {
+			return future.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			future.cancel(false);
+			throw new LockException("Redis did not answer within " + this.timeout + " to " + what, ex);
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			throw new LockException("Redis failed to " + what + ": " + cause.getMessage(), cause);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			future.cancel(false);
+			throw new LockException("Interrupted while waiting for Redis to " + what, ex);
+		}
+	}
+
+	@Override
+	public void close() {
+		this.connection.close();
+	}
+
+	private static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {
+		if (failure == null) {
+			result.complete(value);
+		}
+		else {
+			result.completeExceptionally(failure);
+		}
+	}
+
+	private static boolean isNoScript(Throwable failure) {
+		Throwable current = failure;
+		while (current != null) {
+			if (current instanceof RedisNoScriptException
+					|| (current.getMessage() != null && current.getMessage().startsWith("NOSCRIPT"))) {
+				return true;
+			}
+			current = current.getCause();
+		}
+		return false;
+	}
+
+	private static byte[][] toBytes(List<String> values) {
+		if (values.isEmpty()) {
+			return NO_KEYS;
+		}
+		byte[][] bytes = new byte[values.size()][];
+		for (int i = 0; i < bytes.length; i++) {
+			bytes[i] = values.get(i).getBytes(StandardCharsets.UTF_8);
+		}
+		return bytes;
+	}
+
+	private static RedisScript<List> script(String name) {
+		return script(name, List.class);
+	}
+
+	private static <T> RedisScript<T> script(String name, Class<T> type) {
+		return RedisScript.of(new ClassPathResource("io/lockstep/redis/" + name + ".lua"), type);
+	}
+
+}

@@ -1,0 +1,78 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.springframework.util.Assert;
+
+/**
+ * The settings of one template copy: key prefix, name, wait and lease, and whether the
+ * lease is fixed (never renewed).
+ */
+record LockSettings(String keyPrefix, String name, Duration waitTime, Duration leaseTime, boolean fixedLease,
+		Map<String, Override> overrides) {
+
+	static final Duration MAX_WAIT = Duration.ofHours(1);
+
+	static final Duration MIN_LEASE = Duration.ofMillis(30);
+
+	static final Duration MAX_LEASE = Duration.ofDays(1);
+
+	/** Per-name wait and lease; {@code null} keeps the default. */
+	record Override(Duration waitTime, Duration leaseTime) {
+	}
+
+	long waitNanos() {
+		return this.waitTime.toNanos();
+	}
+
+	/**
+	 * The lock name for metrics and events: the template's name, else {@code "default"}.
+	 */
+	String lockName() {
+		return (this.name != null) ? this.name : "default";
+	}
+
+	LockSettings withWaitTime(Duration waitTime) {
+		return new LockSettings(this.keyPrefix, this.name, checkWait(waitTime, "waitTime"), this.leaseTime,
+				this.fixedLease, this.overrides);
+	}
+
+	LockSettings withLeaseTime(Duration leaseTime) {
+		return new LockSettings(this.keyPrefix, this.name, this.waitTime, checkLease(leaseTime, "leaseTime"), true,
+				this.overrides);
+	}
+
+	LockSettings named(String name) {
+		Assert.hasText(name, "'name' must not be empty");
+		Assert.isTrue(!name.startsWith("__"), () -> "Lock names starting with '__' are reserved, got '" + name + "'");
+		String qualified = (this.name != null) ? this.name + ":" + name : name;
+		Override override = this.overrides.get(qualified);
+		Duration wait = (override != null && override.waitTime() != null) ? override.waitTime() : this.waitTime;
+		boolean fixed = this.fixedLease;
+		Duration lease = this.leaseTime;
+		if (override != null && override.leaseTime() != null) {
+			lease = override.leaseTime();
+		}
+		return new LockSettings(this.keyPrefix, qualified, wait, lease, fixed, this.overrides);
+	}
+
+	static Duration checkWait(Duration waitTime, String what) {
+		Assert.notNull(waitTime, () -> "'" + what + "' must not be null");
+		if (waitTime.isNegative() || waitTime.compareTo(MAX_WAIT) > 0) {
+			throw new IllegalArgumentException(
+					"'" + what + "' must be between 0 and " + MAX_WAIT + " but was " + waitTime);
+		}
+		return waitTime;
+	}
+
+	static Duration checkLease(Duration leaseTime, String what) {
+		Assert.notNull(leaseTime, () -> "'" + what + "' must not be null");
+		if (leaseTime.compareTo(MIN_LEASE) < 0 || leaseTime.compareTo(MAX_LEASE) > 0) {
+			throw new IllegalArgumentException(
+					"'" + what + "' must be between " + MIN_LEASE + " and " + MAX_LEASE + " but was " + leaseTime);
+		}
+		return leaseTime;
+	}
+
+}

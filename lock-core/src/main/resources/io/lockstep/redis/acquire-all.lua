@@ -1,0 +1,43 @@
+-- Acquires several locks all or nothing, atomically (so no ordering can deadlock).
+-- KEYS[1..n]     lock keys
+-- KEYS[n+1..2n]  the fencing counter of each lock key's name, in the same order
+-- ARGV[1]        owner token (128-bit random, hex)
+-- ARGV[2]        lease in milliseconds
+-- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
+--                                    their fencing token and get their lease refreshed)
+--          {0, pttl, i}              at least one key is held by another owner: pttl = the
+--                                    longest remaining lease among those keys, in ms, and
+--                                    i = the 0-based index of the first such key
+local n = #KEYS / 2
+local prefix = ARGV[1] .. ':'
+local longest = -1
+local first = -1
+for i = 1, n do
+  local current = redis.call('GET', KEYS[i])
+  if current and string.sub(current, 1, #prefix) ~= prefix then
+    longest = math.max(longest, redis.call('PTTL', KEYS[i]))
+    if first < 0 then
+      first = i - 1
+    end
+  end
+end
+if first >= 0 then
+  return {0, longest, first}
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local result = {1}
+for i = 1, n do
+  local current = redis.call('GET', KEYS[i])
+  if current then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    result[i + 1] = tonumber(string.sub(current, #prefix + 1))
+  else
+    local fence = math.max(tonumber(redis.call('GET', KEYS[n + i]) or '0') + 1, now)
+    local text = string.format('%.0f', fence)
+    redis.call('SET', KEYS[n + i], text)
+    redis.call('SET', KEYS[i], prefix .. text, 'PX', ARGV[2])
+    result[i + 1] = fence
+  end
+end
+return result

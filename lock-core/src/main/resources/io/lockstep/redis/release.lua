@@ -1,0 +1,16 @@
+-- Releases locks held by one owner and tells waiters: compare-and-delete, never a plain DEL.
+-- KEYS[1..n]  lock keys
+-- ARGV[1]     owner token
+-- Returns     the number of keys deleted; a key that expired or belongs to another owner is
+--             left untouched. Each deleted key is published on the channel of the same name.
+local prefix = ARGV[1] .. ':'
+local released = 0
+for i = 1, #KEYS do
+  local current = redis.call('GET', KEYS[i])
+  if current and string.sub(current, 1, #prefix) == prefix then
+    redis.call('DEL', KEYS[i])
+    redis.call('PUBLISH', KEYS[i], 'released')
+    released = released + 1
+  end
+end
+return released
