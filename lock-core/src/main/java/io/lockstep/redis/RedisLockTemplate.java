@@ -280,11 +280,17 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 		}
 
 		/**
-		 * Wait and lease overrides per lock name (either may be {@code null}: the
-		 * default).
+		 * Overrides the wait and the lease for the lock name used with
+		 * {@link #named(String)} (or the annotation's name); {@code null} keeps the
+		 * default.
 		 */
-		public Builder lockOverrides(Map<String, Duration[]> overrides) {
-			this.overrides = LockSettings.overrides(overrides);
+		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime) {
+			Assert.hasText(name, "'name' must not be empty");
+			Duration wait = (waitTime != null) ? LockSettings.checkWait(waitTime, "locks." + name + ".wait-time")
+					: null;
+			Duration lease = (leaseTime != null) ? LockSettings.checkLease(leaseTime, "locks." + name + ".lease-time")
+					: null;
+			this.overrides.put(name, new LockSettings.Override(wait, lease));
 			return this;
 		}
 
