@@ -2,14 +2,15 @@
 -- KEYS[1..n]  lock keys
 -- ARGV[1]     owner token
 -- Returns     the number of keys deleted; a key that expired or belongs to another owner is
---             left untouched. Each deleted key is published on the channel of the same name.
+--             left untouched. Each deleted key is published on the channel of the same name;
+--             where the ACL forbids that channel the release still succeeds (waiters poll).
 local prefix = ARGV[1] .. ':'
 local released = 0
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
   if current and string.sub(current, 1, #prefix) == prefix then
     redis.call('DEL', KEYS[i])
-    redis.call('PUBLISH', KEYS[i], 'released')
+    redis.pcall('PUBLISH', KEYS[i], 'released')
     released = released + 1
   end
 end

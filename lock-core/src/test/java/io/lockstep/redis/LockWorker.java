@@ -1,0 +1,65 @@
+package io.lockstep.redis;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lockstep.LockHandle;
+
+/**
+ * The main class of the second JVM in multi-process tests. Modes:
+ * <ul>
+ * <li>{@code contend <lockPort> <ledgerPort> <key> <threads> <iterations>}: prints
+ * {@code READY}, waits for {@code GO} on stdin, runs {@link Contention}, prints
+ * {@code RESULT overlaps=.. violations=.. done=..};</li>
+ * <li>{@code hold <lockPort> <key> <leaseMillis>}: acquires with a watchdog lease, prints
+ * {@code ACQUIRED <fencingToken>} and parks until killed.</li>
+ * </ul>
+ */
+public final class LockWorker {
+
+	private LockWorker() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		RedisClient lockClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[1])));
+		if (args[0].equals("hold")) {
+			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
+				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
+				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
+				.build();
+			LockHandle lock = locks.acquire(args[2]);
+			report("ACQUIRED " + lock.fencingToken());
+			while (true) {
+				LockSupport.park();
+			}
+		}
+		RedisClient ledgerClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[2])));
+		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient).waitTime(Duration.ofMinutes(2)).build()) {
+			Contention contention = new Contention(locks, ledgerClient.connect().sync(), args[3]);
+			report("READY");
+			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			if (!"GO".equals(in.readLine())) {
+				throw new IllegalStateException("expected GO");
+			}
+			contention.run(Integer.parseInt(args[4]), Integer.parseInt(args[5]), Duration.ofMinutes(5));
+			report("RESULT overlaps=" + contention.overlaps + " violations=" + contention.tokenViolations + " done="
+					+ contention.done);
+		}
+		finally {
+			ledgerClient.shutdown();
+			lockClient.shutdown();
+		}
+	}
+
+	@SuppressWarnings("java:S106")
+	private static void report(String line) {
+		System.out.println(line);
+		System.out.flush();
+	}
+
+}
