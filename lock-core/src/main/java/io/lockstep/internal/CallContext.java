@@ -25,6 +25,9 @@ public final class CallContext {
 
 		boolean isActive();
 
+		/** The client that acquired it; reentrancy never crosses clients. */
+		Object owner();
+
 	}
 
 	public static void push(Entry entry) {
@@ -39,15 +42,18 @@ public final class CallContext {
 		}
 	}
 
-	/** The innermost active entry for the key on this thread, or {@code null}. */
-	public static Entry find(String key) {
+	/**
+	 * The innermost active entry for the key of the given owner on this thread, or
+	 * {@code null}.
+	 */
+	public static Entry find(String key, Object owner) {
 		Deque<Entry> entries = held.get();
 		for (Iterator<Entry> it = entries.descendingIterator(); it.hasNext();) {
 			Entry entry = it.next();
 			if (!entry.isActive()) {
 				it.remove();
 			}
-			else if (entry.key().equals(key)) {
+			else if (entry.key().equals(key) && entry.owner() == owner) {
 				return entry;
 			}
 		}

@@ -20,6 +20,8 @@ final class Lease implements CallContext.Entry {
 
 	}
 
+	private final Object owner;
+
 	private final List<String> keys;
 
 	private final long[] fencingTokens;
@@ -50,8 +52,9 @@ final class Lease implements CallContext.Entry {
 
 	private volatile String renewalError;
 
-	Lease(List<String> keys, long[] fencingTokens, String ownerToken, String lockName, long leaseNanos, boolean renewed,
-			long sentNanos) {
+	Lease(Object owner, List<String> keys, long[] fencingTokens, String ownerToken, String lockName, long leaseNanos,
+			boolean renewed, long sentNanos) {
+		this.owner = owner;
 		this.keys = List.copyOf(keys);
 		this.fencingTokens = fencingTokens;
 		this.ownerToken = ownerToken;
@@ -73,6 +76,11 @@ final class Lease implements CallContext.Entry {
 	@Override
 	public String key() {
 		return (this.keys.size() == 1) ? this.keys.get(0) : String.join(",", this.keys);
+	}
+
+	@Override
+	public Object owner() {
+		return this.owner;
 	}
 
 	List<String> keys() {

@@ -119,7 +119,7 @@ final class LockEngine implements AutoCloseable {
 	}
 
 	private LockHandle reenter(List<String> keys) {
-		CallContext.Entry entry = CallContext.find(String.join(",", keys));
+		CallContext.Entry entry = CallContext.find(String.join(",", keys), this);
 		if (entry instanceof Lease lease && lease.isActive()) {
 			lease.enter();
 			return new LeaseHandle(this, lease);
@@ -153,7 +153,7 @@ final class LockEngine implements AutoCloseable {
 		for (int i = 0; i < fences.length; i++) {
 			fences[i] = reply.get(i + 1);
 		}
-		Lease lease = new Lease(keys, fences, owner, lockName, leaseNanos, renewed, sent);
+		Lease lease = new Lease(this, keys, fences, owner, lockName, leaseNanos, renewed, sent);
 		this.watchdog.watch(lease);
 		CallContext.push(lease);
 		return new LeaseHandle(this, lease);
