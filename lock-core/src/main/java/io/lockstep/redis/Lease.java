@@ -158,8 +158,13 @@ final class Lease implements CallContext.Entry {
 		return this.renewalError;
 	}
 
+	/**
+	 * A renewal failed to reach Redis: remember why, and make the lease due again at
+	 * once.
+	 */
 	void renewalFailed(String error) {
 		this.renewalError = error;
+		this.lastRenewSentNanos -= this.leaseNanos / 3;
 	}
 
 	void enter() {

@@ -48,6 +48,8 @@ final class Watchdog implements AutoCloseable {
 
 	private volatile String lastFailure;
 
+	private volatile int mostRoundTripsInATick;
+
 	Watchdog(LockCommands commands, ScheduledExecutorService scheduler, Duration maxHoldTime,
 			BiConsumer<Lease, String> onLost) {
 		this.commands = commands;
@@ -80,6 +82,11 @@ final class Watchdog implements AutoCloseable {
 		return this.lastFailureNanos != 0 && this.lastFailureNanos - this.lastSuccessNanos > 0;
 	}
 
+	/** The most renewal round trips any one tick has sent. */
+	int mostRoundTripsInATick() {
+		return this.mostRoundTripsInATick;
+	}
+
 	String lastFailure() {
 		return this.lastFailure;
 	}
@@ -91,9 +98,12 @@ final class Watchdog implements AutoCloseable {
 			for (Lease lease : this.leases) {
 				check(lease, now, due);
 			}
+			int roundTrips = 0;
 			for (int from = 0; from < due.size(); from += BATCH) {
 				renew(due.subList(from, Math.min(due.size(), from + BATCH)), now);
+				roundTrips++;
 			}
+			this.mostRoundTripsInATick = Math.max(this.mostRoundTripsInATick, roundTrips);
 			stopWhenIdle();
 		}
 		catch (RuntimeException ex) {
@@ -215,12 +225,16 @@ final class Watchdog implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Stops watching; leases still held are abandoned (their keys expire on their own).
+	 */
 	@Override
 	public synchronized void close() {
 		if (this.ticking != null) {
 			this.ticking.cancel(false);
 			this.ticking = null;
 		}
+		this.leases.forEach(Lease::markAbandoned);
 		this.leases.clear();
 	}
 

@@ -1,0 +1,94 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.Collections;
+
+import io.lettuce.core.RedisClient;
+import io.lockstep.LockKeyException;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Bad input gets a clear exception naming what is wrong, and changes nothing in Redis.
+ */
+@RedisTest
+class BadInputTests {
+
+	private final RedisNode redis;
+
+	private RedisClient client;
+
+	private RedisLockTemplate locks;
+
+	private long commandsBefore;
+
+	BadInputTests(RedisNode redis) {
+		this.redis = redis;
+	}
+
+	@BeforeEach
+	void connect() {
+		this.client = TestLocks.client(this.redis);
+		this.locks = TestLocks.builder(this.client).build();
+		this.commandsBefore = TestLocks.commandCalls(this.redis);
+	}
+
+	@AfterEach
+	void nothingReachedRedis() {
+		assertThat(TestLocks.commandCalls(this.redis)).as("commands sent").isEqualTo(this.commandsBefore);
+		this.locks.close();
+		this.client.shutdown();
+	}
+
+	@Test
+	void rejectsNullEmptyReservedAndOverlongKeys() {
+		assertKey(() -> this.locks.acquire(null), "must not be null");
+		assertKey(() -> this.locks.execute("", (lock) -> null), "must not be empty");
+		assertKey(() -> this.locks.tryAcquire("  "), "must not be empty");
+		assertKey(() -> this.locks.acquire("__fence"), "reserved");
+		assertKey(() -> this.locks.acquireAll(Collections.emptyList()), "must not be null or empty");
+		assertKey(() -> this.locks.acquireAll(java.util.Arrays.asList("a", null)), "must not be null");
+		assertKey(() -> this.locks.isLocked(null), "must not be null");
+		String overlong = "k".repeat(RedisLockTemplate.MAX_KEY_BYTES);
+		assertKey(() -> this.locks.acquire(overlong), "over the limit of 1024");
+		this.locks.named("n"); // a name alone is fine
+	}
+
+	@Test
+	void rejectsBadDurationsNamingTheSetting() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.withLeaseTime(Duration.ZERO))
+			.withMessageContaining("'leaseTime'")
+			.withMessageContaining("PT0S");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.withLeaseTime(Duration.ofSeconds(-1)))
+			.withMessageContaining("'leaseTime'");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.withWaitTime(Duration.ofMillis(-1)))
+			.withMessageContaining("'waitTime'");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.withWaitTime(Duration.ofHours(2)))
+			.withMessageContaining("'waitTime' must be between 0 and PT1H");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.withWaitTime(null))
+			.withMessageContaining("'waitTime' must not be null");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TestLocks.builder(this.client).leaseTime(Duration.ofMillis(300)).build())
+			.withMessageContaining("'commandTimeout'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> TestLocks.builder(this.client).lockOverride("orders", null, Duration.ofMillis(1)))
+			.withMessageContaining("locks.orders.lease-time");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.named("__x"))
+			.withMessageContaining("reserved");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.locks.execute("k", null))
+			.withMessageContaining("'callback'");
+	}
+
+	private static void assertKey(Executable call, String message) {
+		assertThatExceptionOfType(LockKeyException.class).isThrownBy(call::execute).withMessageContaining(message);
+	}
+
+}
