@@ -96,7 +96,8 @@ class WaitingTests {
 	void aLeaseThatExpiresWithoutReleaseWakesTheWaiter() {
 		try (RedisLockTemplate holder = TestLocks.builder(this.client).build();
 				RedisLockTemplate waiter = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(5)).build()) {
-			// 1200 ms: a wake-up at the holder's remaining lease, not at the 500 ms re-check
+			// 1200 ms: a wake-up at the holder's remaining lease, not at the 500 ms
+			// re-check
 			holder.withLeaseTime(Duration.ofMillis(1_200)).acquire("expiring");
 			long start = System.nanoTime();
 			try (LockHandle lock = waiter.acquire("expiring")) {
