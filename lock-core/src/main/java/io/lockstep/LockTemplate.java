@@ -71,4 +71,10 @@ public interface LockTemplate {
 	 */
 	LockTemplate named(String name);
 
+	/**
+	 * A copy whose locks are reported (metrics, events, endpoint) under {@code lockName},
+	 * with keys unchanged; {@link #named(String)} sets both.
+	 */
+	LockTemplate withLockName(String lockName);
+
 }

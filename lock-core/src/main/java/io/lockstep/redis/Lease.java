@@ -52,6 +52,8 @@ final class Lease implements CallContext.Entry {
 
 	private volatile String renewalError;
 
+	private volatile Object observation;
+
 	Lease(Object owner, List<String> keys, long[] fencingTokens, String ownerToken, String lockName, long leaseNanos,
 			boolean renewed, long sentNanos) {
 		this.owner = owner;
@@ -152,6 +154,14 @@ final class Lease implements CallContext.Entry {
 
 	String lostReason() {
 		return this.lostReason;
+	}
+
+	Object observation() {
+		return this.observation;
+	}
+
+	void observation(Object observation) {
+		this.observation = observation;
 	}
 
 	String renewalError() {

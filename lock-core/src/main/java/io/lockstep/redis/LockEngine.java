@@ -14,6 +14,7 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
 import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
 import io.lockstep.LockLostListener;
@@ -51,8 +52,10 @@ final class LockEngine implements AutoCloseable {
 
 	private final AtomicLong leasesLost = new AtomicLong();
 
+	private final LockObservations observations;
+
 	LockEngine(AbstractRedisClient client, Duration commandTimeout, String keyPrefix, Duration maxHoldTime,
-			List<LockLostListener> listeners, boolean interruptOnLoss) {
+			List<LockLostListener> listeners, boolean interruptOnLoss, LockObservations observations) {
 		this.commands = new LockCommands(client, commandTimeout);
 		this.waiters = new ReleaseWaiters(client, commandTimeout);
 		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
@@ -62,10 +65,12 @@ final class LockEngine implements AutoCloseable {
 		});
 		executor.setRemoveOnCancelPolicy(true);
 		this.scheduler = executor;
-		this.watchdog = new Watchdog(this.commands, this.scheduler, maxHoldTime, this::lost);
+		this.watchdog = new Watchdog(this.commands, this.scheduler, maxHoldTime, this::lost,
+				(lease) -> observations.stopHeld(lease.observation()));
 		this.fenceKey = keyPrefix + "__fence";
 		this.listeners = List.copyOf(listeners);
 		this.interruptOnLoss = interruptOnLoss;
+		this.observations = observations;
 	}
 
 	/**
@@ -81,6 +86,10 @@ final class LockEngine implements AutoCloseable {
 			return reentered;
 		}
 		String owner = hex.formatHex(nextToken());
+		Object observation = this.observations.startAcquire(String.join(",", keys), lockName);
+		String outcome = LockObservations.ERROR;
+		long fencingToken = -1;
+		Throwable failure = null;
 		long start = System.nanoTime();
 		ReleaseWaiters.Waiter waiter = null;
 		try {
@@ -88,10 +97,14 @@ final class LockEngine implements AutoCloseable {
 				long sent = System.nanoTime();
 				List<Long> reply = attempt(keys, owner, leaseNanos);
 				if (reply.get(0) == 1L) {
-					return granted(keys, reply, owner, lockName, leaseNanos, renewed, sent);
+					LeaseHandle handle = granted(keys, reply, owner, lockName, leaseNanos, renewed, sent);
+					outcome = LockObservations.ACQUIRED;
+					fencingToken = handle.fencingToken();
+					return handle;
 				}
 				long waited = System.nanoTime() - start;
 				if (waited >= waitNanos) {
+					outcome = LockObservations.TIMEOUT;
 					if (!throwOnTimeout) {
 						return null;
 					}
@@ -111,10 +124,15 @@ final class LockEngine implements AutoCloseable {
 				}
 			}
 		}
+		catch (RuntimeException ex) {
+			failure = (outcome == LockObservations.TIMEOUT) ? null : ex;
+			throw ex;
+		}
 		finally {
 			if (waiter != null) {
 				this.waiters.unregister(waiter);
 			}
+			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
 		}
 	}
 
@@ -147,13 +165,14 @@ final class LockEngine implements AutoCloseable {
 		}
 	}
 
-	private LockHandle granted(List<String> keys, List<Long> reply, String owner, String lockName, long leaseNanos,
+	private LeaseHandle granted(List<String> keys, List<Long> reply, String owner, String lockName, long leaseNanos,
 			boolean renewed, long sent) {
 		long[] fences = new long[keys.size()];
 		for (int i = 0; i < fences.length; i++) {
 			fences[i] = reply.get(i + 1);
 		}
 		Lease lease = new Lease(this, keys, fences, owner, lockName, leaseNanos, renewed, sent);
+		lease.observation(this.observations.startHeld(lease.key(), lockName, lease.fencingToken()));
 		this.watchdog.watch(lease);
 		CallContext.push(lease);
 		return new LeaseHandle(this, lease);
@@ -179,6 +198,7 @@ final class LockEngine implements AutoCloseable {
 			if (lease.markReleased()) {
 				logger.warn("Could not release lock '{}'; its lease expires on its own", lease.key(), ex);
 			}
+			this.observations.stopHeld(lease.observation());
 			throw ex;
 		}
 		if (deleted > 0) {
@@ -188,6 +208,7 @@ final class LockEngine implements AutoCloseable {
 			lost(lease, "at release the key was gone or held by another owner");
 		}
 		lease.markReleased();
+		this.observations.stopHeld(lease.observation());
 		if (lease.state() == Lease.State.LOST) {
 			throw new LockLostException(lease.key(), lease.lostReason());
 		}
@@ -218,6 +239,7 @@ final class LockEngine implements AutoCloseable {
 			return;
 		}
 		this.leasesLost.incrementAndGet();
+		this.observations.leaseLost(lease.observation(), reason);
 		logger.warn("Lock '{}' (fencing token {}) held by thread '{}' was lost: {}", lease.key(), lease.fencingToken(),
 				lease.holder().getName(), reason);
 		LockLostEvent event = new LockLostEvent(lease, lease.key(), lease.lockName(), lease.fencingToken(), reason,
@@ -233,6 +255,22 @@ final class LockEngine implements AutoCloseable {
 		if (this.interruptOnLoss && lease.holder().isAlive()) {
 			lease.holder().interrupt();
 		}
+	}
+
+	List<LockInfo> heldLocks() {
+		long now = System.nanoTime();
+		return this.watchdog.leases()
+			.stream()
+			.filter(Lease::isActive)
+			.map((lease) -> new LockInfo(lease.key(), lease.lockName(), lease.fencingToken(), lease.acquiredAt(),
+					Duration.ofNanos(Math.max(0, lease.deadlineNanos() - now)), lease.renewed(),
+					lease.holder().getName(), lease.depth()))
+			.sorted(java.util.Comparator.comparing(LockInfo::acquiredAt))
+			.toList();
+	}
+
+	long pttl(String key) {
+		return this.commands.pttl(key);
 	}
 
 	boolean exists(String key) {

@@ -9,8 +9,8 @@ import org.springframework.util.Assert;
  * The settings of one template copy: key prefix, name, wait and lease, and whether the
  * lease is fixed (never renewed).
  */
-record LockSettings(String keyPrefix, String name, Duration waitTime, Duration leaseTime, boolean fixedLease,
-		Map<String, Override> overrides) {
+record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
+		boolean fixedLease, Map<String, Override> overrides) {
 
 	static final Duration MAX_WAIT = Duration.ofHours(1);
 
@@ -30,17 +30,26 @@ record LockSettings(String keyPrefix, String name, Duration waitTime, Duration l
 	 * The lock name for metrics and events: the template's name, else {@code "default"}.
 	 */
 	String lockName() {
+		if (this.reportedName != null) {
+			return this.reportedName;
+		}
 		return (this.name != null) ? this.name : "default";
 	}
 
+	LockSettings withLockName(String lockName) {
+		Assert.hasText(lockName, "'lockName' must not be empty");
+		return new LockSettings(this.keyPrefix, this.name, lockName, this.waitTime, this.leaseTime, this.fixedLease,
+				this.overrides);
+	}
+
 	LockSettings withWaitTime(Duration waitTime) {
-		return new LockSettings(this.keyPrefix, this.name, checkWait(waitTime, "waitTime"), this.leaseTime,
-				this.fixedLease, this.overrides);
+		return new LockSettings(this.keyPrefix, this.name, this.reportedName, checkWait(waitTime, "waitTime"),
+				this.leaseTime, this.fixedLease, this.overrides);
 	}
 
 	LockSettings withLeaseTime(Duration leaseTime) {
-		return new LockSettings(this.keyPrefix, this.name, this.waitTime, checkLease(leaseTime, "leaseTime"), true,
-				this.overrides);
+		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime,
+				checkLease(leaseTime, "leaseTime"), true, this.overrides);
 	}
 
 	LockSettings named(String name) {
@@ -54,7 +63,7 @@ record LockSettings(String keyPrefix, String name, Duration waitTime, Duration l
 		if (override != null && override.leaseTime() != null) {
 			lease = override.leaseTime();
 		}
-		return new LockSettings(this.keyPrefix, qualified, wait, lease, fixed, this.overrides);
+		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, this.overrides);
 	}
 
 	static Duration checkWait(Duration waitTime, String what) {

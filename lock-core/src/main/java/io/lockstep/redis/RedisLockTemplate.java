@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockCallback;
 import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
 import io.lockstep.LockKeyException;
 import io.lockstep.LockTemplate;
 
@@ -137,6 +138,35 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 		return new RedisLockTemplate(this.engine, this.settings.named(name));
 	}
 
+	@Override
+	public RedisLockTemplate withLockName(String lockName) {
+		return new RedisLockTemplate(this.engine, this.settings.withLockName(lockName));
+	}
+
+	/** The locks this instance holds now (through any copy of this template). */
+	public List<LockInfo> heldLocks() {
+		return this.engine.heldLocks();
+	}
+
+	/**
+	 * The remaining lease of the key in Redis, held by any owner in any process, or empty
+	 * when nobody holds it. The key is resolved like {@link #isLocked(String)}.
+	 */
+	public Optional<Duration> remainingLease(String key) {
+		long millis = this.engine.pttl(redisKey(key));
+		return (millis >= 0) ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
+	}
+
+	/** Whether the latest lease renewal failed to reach Redis (health turns DOWN). */
+	public boolean renewalsFailing() {
+		return this.engine.watchdog().renewalsFailing();
+	}
+
+	/** The latest renewal failure, or {@code null}. */
+	public String lastRenewalFailure() {
+		return this.engine.watchdog().lastFailure();
+	}
+
 	/** The number of leases lost since start. */
 	public long leasesLost() {
 		return this.engine.leasesLost();
@@ -214,6 +244,10 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 		private final List<io.lockstep.LockLostListener> listeners = new ArrayList<>();
 
 		private final Map<String, LockSettings.Override> overrides = new HashMap<>();
+
+		private Object observationRegistry;
+
+		private Object observationConvention;
 
 		private Builder(AbstractRedisClient client) {
 			this.client = client;
@@ -294,15 +328,34 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 			return this;
 		}
 
+		/**
+		 * Observes acquisitions ({@code lockstep.acquire}) and held locks
+		 * ({@code lockstep.held}) through Micrometer; {@code convention} may be
+		 * {@code null} for the default one. Needs
+		 * {@code io.micrometer:micrometer-observation}.
+		 */
+		public Builder observationRegistry(io.micrometer.observation.ObservationRegistry registry,
+				io.lockstep.observation.LockObservationConvention convention) {
+			Assert.notNull(registry, "'registry' must not be null");
+			this.observationRegistry = registry;
+			this.observationConvention = convention;
+			return this;
+		}
+
 		public RedisLockTemplate build() {
 			if (this.commandTimeout.compareTo(this.leaseTime.dividedBy(3)) > 0) {
 				throw new IllegalArgumentException("'commandTimeout' (" + this.commandTimeout
 						+ ") must not exceed a third of 'leaseTime' (" + this.leaseTime + ")");
 			}
+			LockObservations observations = (this.observationRegistry != null)
+					? new MicrometerLockObservations(
+							(io.micrometer.observation.ObservationRegistry) this.observationRegistry,
+							(io.lockstep.observation.LockObservationConvention) this.observationConvention)
+					: LockObservations.NONE;
 			LockEngine engine = new LockEngine(this.client, this.commandTimeout, this.keyPrefix, this.maxHoldTime,
-					this.listeners, this.interruptOnLeaseLost);
-			return new RedisLockTemplate(engine, new LockSettings(this.keyPrefix, null, this.waitTime, this.leaseTime,
-					false, Map.copyOf(this.overrides)));
+					this.listeners, this.interruptOnLeaseLost, observations);
+			return new RedisLockTemplate(engine, new LockSettings(this.keyPrefix, null, null, this.waitTime,
+					this.leaseTime, false, Map.copyOf(this.overrides)));
 		}
 
 	}

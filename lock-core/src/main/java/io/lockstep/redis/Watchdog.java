@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,6 +37,8 @@ final class Watchdog implements AutoCloseable {
 
 	private final BiConsumer<Lease, String> onLost;
 
+	private final Consumer<Lease> onAbandoned;
+
 	private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
 
 	private final Set<Lease> inFlight = ConcurrentHashMap.newKeySet();
@@ -51,11 +54,12 @@ final class Watchdog implements AutoCloseable {
 	private volatile int mostRoundTripsInATick;
 
 	Watchdog(LockCommands commands, ScheduledExecutorService scheduler, Duration maxHoldTime,
-			BiConsumer<Lease, String> onLost) {
+			BiConsumer<Lease, String> onLost, Consumer<Lease> onAbandoned) {
 		this.commands = commands;
 		this.scheduler = scheduler;
 		this.maxHoldTime = maxHoldTime;
 		this.onLost = onLost;
+		this.onAbandoned = onAbandoned;
 	}
 
 	void watch(Lease lease) {
@@ -70,6 +74,10 @@ final class Watchdog implements AutoCloseable {
 
 	void unwatch(Lease lease) {
 		this.leases.remove(lease);
+	}
+
+	java.util.Collection<Lease> leases() {
+		return this.leases;
 	}
 
 	/** Leases watched now (held, not yet released or lost). */
@@ -126,6 +134,7 @@ final class Watchdog implements AutoCloseable {
 		else if (!lease.holder().isAlive()) {
 			this.leases.remove(lease);
 			if (lease.markAbandoned()) {
+				this.onAbandoned.accept(lease);
 				logger.warn(
 						"Thread '{}' ended without releasing lock '{}'; renewal stopped, the lease expires on its own",
 						lease.holder().getName(), lease.key());

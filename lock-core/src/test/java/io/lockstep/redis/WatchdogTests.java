@@ -94,6 +94,26 @@ class WatchdogTests {
 	}
 
 	@Test
+	void aHolderKilledBeforeItsFirstRenewalFreesTheLockWithinOneLease() {
+		long leaseMillis = 3_000;
+		try (TestLocks.Jvm holder = new TestLocks.Jvm("hold", Integer.toString(this.redis.port()), "job:2b",
+				Long.toString(leaseMillis));
+				RedisLockTemplate locks = locks().waitTime(Duration.ofSeconds(10)).build()) {
+			holder.await("ACQUIRED", Duration.ofSeconds(60));
+			holder.kill();
+			long killed = System.nanoTime();
+			assertThat(locks.isLocked("job:2b")).isTrue();
+			try (LockHandle lock = locks.acquire("job:2b")) {
+				long freedMillis = (System.nanoTime() - killed) / 1_000_000;
+				System.out.printf(
+						"holder JVM SIGKILLed before its first renewal; lock acquired %d ms later (lease %d ms)%n",
+						freedMillis, leaseMillis);
+				assertThat(freedMillis).isLessThanOrEqualTo(leaseMillis + 300);
+			}
+		}
+	}
+
+	@Test
 	void fixedLeaseExpiresOnTimeAndTheLateReleaseSparesTheNextOwner() {
 		try (RedisLockTemplate first = locks().build(); RedisLockTemplate second = locks().build()) {
 			Duration fixed = Duration.ofMillis(500);

@@ -1,0 +1,44 @@
+package io.lockstep.observation;
+
+import io.micrometer.common.KeyValues;
+
+import io.lockstep.observation.LockObservationDocumentation.HighCardinalityKeys;
+import io.lockstep.observation.LockObservationDocumentation.LowCardinalityKeys;
+
+/**
+ * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome},
+ * {@code lockstep.held} with {@code lock}. The Redis key is only a high-cardinality value
+ * (span attribute), never a meter tag.
+ */
+public class DefaultLockObservationConvention implements LockObservationConvention {
+
+	/**
+	 * {@code null}: keeps the documented name of each kind ({@code lockstep.acquire},
+	 * {@code lockstep.held}).
+	 */
+	@Override
+	public String getName() {
+		return null;
+	}
+
+	@Override
+	public String getContextualName(LockObservationContext context) {
+		return ((context.getKind() == LockObservationContext.Kind.ACQUIRE) ? "lock acquire " : "lock held ")
+				+ context.getLockName();
+	}
+
+	@Override
+	public KeyValues getLowCardinalityKeyValues(LockObservationContext context) {
+		KeyValues values = KeyValues.of(LowCardinalityKeys.LOCK.withValue(context.getLockName()));
+		if (context.getKind() == LockObservationContext.Kind.ACQUIRE) {
+			values = values.and(LowCardinalityKeys.OUTCOME.withValue(context.getOutcome()));
+		}
+		return values;
+	}
+
+	@Override
+	public KeyValues getHighCardinalityKeyValues(LockObservationContext context) {
+		return KeyValues.of(HighCardinalityKeys.KEY.withValue(context.getKey()));
+	}
+
+}

@@ -1,0 +1,83 @@
+package io.lockstep.observation;
+
+import io.micrometer.observation.Observation;
+
+/**
+ * The context of a lock observation: what is being done to which lock.
+ */
+public class LockObservationContext extends Observation.Context {
+
+	/** Which observation this context belongs to. */
+	public enum Kind {
+
+		/** Waiting for and acquiring a lock ({@code lockstep.acquire}). */
+		ACQUIRE,
+
+		/** Holding a lock, from acquisition to release ({@code lockstep.held}). */
+		HELD
+
+	}
+
+	/** {@code outcome} of an acquisition that got the lock. */
+	public static final String ACQUIRED = "acquired";
+
+	/**
+	 * {@code outcome} of an acquisition that gave up because another owner held the lock.
+	 */
+	public static final String TIMEOUT = "timeout";
+
+	/** {@code outcome} of an acquisition that failed (Redis unreachable, bad reply). */
+	public static final String ERROR = "error";
+
+	private final Kind kind;
+
+	private final String key;
+
+	private final String lockName;
+
+	private String outcome = ERROR;
+
+	private long fencingToken = -1;
+
+	public LockObservationContext(Kind kind, String key, String lockName) {
+		this.kind = kind;
+		this.key = key;
+		this.lockName = lockName;
+	}
+
+	public Kind getKind() {
+		return this.kind;
+	}
+
+	/** The Redis key; high cardinality: never a meter tag. */
+	public String getKey() {
+		return this.key;
+	}
+
+	/**
+	 * The lock name: {@code named(...)}, the annotation's name, or
+	 * {@code SimpleClassName.method}.
+	 */
+	public String getLockName() {
+		return this.lockName;
+	}
+
+	/** {@link #ACQUIRED}, {@link #TIMEOUT} or {@link #ERROR}. */
+	public String getOutcome() {
+		return this.outcome;
+	}
+
+	public void setOutcome(String outcome) {
+		this.outcome = outcome;
+	}
+
+	/** The fencing token once acquired, else -1. */
+	public long getFencingToken() {
+		return this.fencingToken;
+	}
+
+	public void setFencingToken(long fencingToken) {
+		this.fencingToken = fencingToken;
+	}
+
+}

@@ -1,0 +1,120 @@
+package io.lockstep.observation;
+
+import io.micrometer.common.docs.KeyName;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationConvention;
+import io.micrometer.observation.docs.ObservationDocumentation;
+
+/**
+ * The observations Lockstep makes. With Micrometer's meter handler they become the timers
+ * {@code lockstep.acquire} and {@code lockstep.held}; with a tracer, spans.
+ */
+public enum LockObservationDocumentation implements ObservationDocumentation {
+
+	/** Waiting for and acquiring a lock; tags {@code lock} and {@code outcome}. */
+	ACQUIRE {
+		@Override
+		public String getName() {
+			return "lockstep.acquire";
+		}
+
+		@Override
+		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+			return DefaultLockObservationConvention.class;
+		}
+
+		@Override
+		public KeyName[] getLowCardinalityKeyNames() {
+			return LowCardinalityKeys.values();
+		}
+
+		@Override
+		public KeyName[] getHighCardinalityKeyNames() {
+			return HighCardinalityKeys.values();
+		}
+	},
+
+	/**
+	 * Holding a lock, from acquisition to release; tag {@code lock}; event
+	 * {@code lease.lost} when the lease is lost.
+	 */
+	HELD {
+		@Override
+		public String getName() {
+			return "lockstep.held";
+		}
+
+		@Override
+		public Class<? extends ObservationConvention<? extends Observation.Context>> getDefaultConvention() {
+			return DefaultLockObservationConvention.class;
+		}
+
+		@Override
+		public KeyName[] getLowCardinalityKeyNames() {
+			return new KeyName[] { LowCardinalityKeys.LOCK };
+		}
+
+		@Override
+		public KeyName[] getHighCardinalityKeyNames() {
+			return HighCardinalityKeys.values();
+		}
+
+		@Override
+		public Observation.Event[] getEvents() {
+			return Events.values();
+		}
+	};
+
+	/** Low-cardinality tags (meters and spans). */
+	public enum LowCardinalityKeys implements KeyName {
+
+		/** The lock name, never the evaluated key. */
+		LOCK {
+			@Override
+			public String asString() {
+				return "lock";
+			}
+		},
+
+		/** {@code acquired}, {@code timeout} or {@code error}. */
+		OUTCOME {
+			@Override
+			public String asString() {
+				return "outcome";
+			}
+		}
+
+	}
+
+	/** High-cardinality values (spans only). */
+	public enum HighCardinalityKeys implements KeyName {
+
+		/** The Redis key. */
+		KEY {
+			@Override
+			public String asString() {
+				return "lockstep.key";
+			}
+		}
+
+	}
+
+	/** Events of a held lock. */
+	public enum Events implements Observation.Event {
+
+		/** The lease was lost while held. */
+		LEASE_LOST {
+			@Override
+			public String getName() {
+				return "lease.lost";
+			}
+
+			@Override
+			public String getContextualName() {
+				return "lease lost";
+			}
+		}
+
+	}
+
+}
