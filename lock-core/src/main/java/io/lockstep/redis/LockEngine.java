@@ -153,7 +153,7 @@ final class LockEngine implements AutoCloseable {
 		for (int i = 0; i < fences.length; i++) {
 			fences[i] = reply.get(i + 1);
 		}
-		Lease lease = new Lease(keys, fences, owner, lockName, leaseNanos, renewed, sent);
+		Lease lease = new Lease(keys, fences, owner, lockName, leaseNanos, renewed, sent, this::verify);
 		this.watchdog.watch(lease);
 		CallContext.push(lease);
 		return new LeaseHandle(this, lease);
@@ -230,7 +230,7 @@ final class LockEngine implements AutoCloseable {
 				logger.error("LockLostListener {} failed", listener, ex);
 			}
 		}
-		if (this.interruptOnLoss && lease.holder().isAlive()) {
+		if (this.interruptOnLoss && !lease.detached() && lease.holder().isAlive()) {
 			lease.holder().interrupt();
 		}
 	}
