@@ -22,13 +22,14 @@ final class Durations {
 
 	/**
 	 * Parses the text.
-	 * @throws IllegalArgumentException if it is not a duration, or negative
+	 * @throws IllegalArgumentException if it is not a duration, or negative; the message
+	 * continues a sentence that names the text
 	 */
 	static Duration parse(String text) {
 		String trimmed = text.trim();
 		Duration duration = parseUnchecked(trimmed);
 		if (duration.isNegative()) {
-			throw new IllegalArgumentException("'" + text + "' is negative");
+			throw new IllegalArgumentException("must not be negative");
 		}
 		return duration;
 	}
@@ -41,7 +42,7 @@ final class Durations {
 				amount = Long.parseLong(matcher.group(1));
 			}
 			catch (NumberFormatException ex) {
-				throw invalid(text);
+				throw invalid();
 			}
 			String unit = (matcher.group(2) != null) ? matcher.group(2).toLowerCase(Locale.ROOT) : "ms";
 			return switch (unit) {
@@ -58,13 +59,12 @@ final class Durations {
 			return Duration.parse(text);
 		}
 		catch (DateTimeParseException ex) {
-			throw invalid(text);
+			throw invalid();
 		}
 	}
 
-	private static IllegalArgumentException invalid(String text) {
-		return new IllegalArgumentException(
-				"'" + text + "' is not a duration; use e.g. 500ms, 2s, 1m or ISO-8601 such as PT2S");
+	private static IllegalArgumentException invalid() {
+		return new IllegalArgumentException("is not a duration; use e.g. 500ms, 2s, 1m or ISO-8601 such as PT2S");
 	}
 
 }

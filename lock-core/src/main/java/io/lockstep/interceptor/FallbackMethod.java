@@ -59,13 +59,13 @@ final class FallbackMethod {
 					: "found only " + Arrays.stream(candidates)
 						.map((method) -> name + "(" + names(List.of(method.getParameterTypes())) + ")")
 						.collect(Collectors.joining(", "));
-			throw new IllegalArgumentException("fallback '" + name + "' must be a method " + signature + " or "
-					+ alternative + " of " + targetClass.getName() + "; " + seen);
+			throw new IllegalArgumentException("must be a method " + signature + " or " + alternative + " of "
+					+ targetClass.getName() + "; " + seen);
 		}
 		Class<?> expected = annotated.getReturnType();
 		Class<?> actual = found.method.getReturnType();
 		if (expected != void.class && !ClassUtils.isAssignable(expected, actual)) {
-			throw new IllegalArgumentException("fallback '" + name + "' returns " + actual.getName()
+			throw new IllegalArgumentException("returns " + actual.getName()
 					+ ", which is not assignable to the method's return type " + expected.getName());
 		}
 		return found;

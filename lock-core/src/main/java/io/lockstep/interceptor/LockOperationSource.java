@@ -153,7 +153,7 @@ final class LockOperationSource {
 		}
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException(
-					resolved.equals(text) ? ex.getMessage() : "(resolved to '" + resolved + "'): " + ex.getMessage());
+					resolved.equals(text) ? ex.getMessage() : "(resolved to '" + resolved + "') " + ex.getMessage());
 		}
 	}
 

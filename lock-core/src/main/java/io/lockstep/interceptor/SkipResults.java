@@ -46,8 +46,8 @@ final class SkipResults {
 			return () -> null;
 		}
 		if (raw.isPrimitive()) {
-			throw new IllegalArgumentException("onLocked = SKIP cannot return a value for the primitive return type "
-					+ raw + "; return its wrapper type or an Optional, or use THROW or a fallback");
+			throw new IllegalArgumentException("cannot return a value for the primitive return type " + raw
+					+ "; return its wrapper type or an Optional, or use THROW or a fallback");
 		}
 		if (raw == Optional.class) {
 			return Optional::empty;
@@ -87,8 +87,9 @@ final class SkipResults {
 			supplier.get();
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalArgumentException("onLocked = SKIP cannot create an empty " + type.getName()
-					+ "; declare an interface type such as List, Set or Map", ex);
+			throw new IllegalArgumentException(
+					"cannot create an empty " + type.getName() + "; declare an interface type such as List, Set or Map",
+					ex);
 		}
 		return supplier;
 	}
