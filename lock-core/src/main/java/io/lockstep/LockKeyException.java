@@ -12,4 +12,8 @@ public class LockKeyException extends LockException {
 		super(message);
 	}
 
+	public LockKeyException(String message, Throwable cause) {
+		super(message, cause);
+	}
+
 }

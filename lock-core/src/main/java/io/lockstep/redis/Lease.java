@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import io.lockstep.internal.CallContext;
 
@@ -40,6 +41,10 @@ final class Lease implements CallContext.Entry {
 
 	private final Thread holder;
 
+	private final Consumer<Lease> verifier;
+
+	private volatile boolean detached;
+
 	private final AtomicInteger depth = new AtomicInteger(1);
 
 	private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
@@ -55,7 +60,7 @@ final class Lease implements CallContext.Entry {
 	private volatile Object observation;
 
 	Lease(Object owner, List<String> keys, long[] fencingTokens, String ownerToken, String lockName, long leaseNanos,
-			boolean renewed, long sentNanos) {
+			boolean renewed, long sentNanos, Consumer<Lease> verifier) {
 		this.owner = owner;
 		this.keys = List.copyOf(keys);
 		this.fencingTokens = fencingTokens;
@@ -66,6 +71,7 @@ final class Lease implements CallContext.Entry {
 		this.acquiredNanos = sentNanos;
 		this.acquiredAt = Instant.now();
 		this.holder = Thread.currentThread();
+		this.verifier = verifier;
 		this.lastRenewSentNanos = sentNanos;
 		this.deadlineNanos = sentNanos + leaseNanos - driftNanos(leaseNanos);
 	}
@@ -136,8 +142,26 @@ final class Lease implements CallContext.Entry {
 		return this.holder;
 	}
 
-	int depth() {
+	@Override
+	public int depth() {
 		return this.depth.get();
+	}
+
+	@Override
+	public void verifyHeld() {
+		if (this.state.get() != State.RELEASED) {
+			this.verifier.accept(this);
+		}
+	}
+
+	@Override
+	public void detach() {
+		this.detached = true;
+	}
+
+	/** Whether the lease was unbound from its acquiring thread (asynchronous work). */
+	boolean detached() {
+		return this.detached;
 	}
 
 	long deadlineNanos() {

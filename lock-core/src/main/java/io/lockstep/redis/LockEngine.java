@@ -171,7 +171,7 @@ final class LockEngine implements AutoCloseable {
 		for (int i = 0; i < fences.length; i++) {
 			fences[i] = reply.get(i + 1);
 		}
-		Lease lease = new Lease(this, keys, fences, owner, lockName, leaseNanos, renewed, sent);
+		Lease lease = new Lease(this, keys, fences, owner, lockName, leaseNanos, renewed, sent, this::verify);
 		lease.observation(this.observations.startHeld(lease.key(), lockName, lease.fencingToken()));
 		this.watchdog.watch(lease);
 		CallContext.push(lease);
@@ -252,7 +252,7 @@ final class LockEngine implements AutoCloseable {
 				logger.error("LockLostListener {} failed", listener, ex);
 			}
 		}
-		if (this.interruptOnLoss && lease.holder().isAlive()) {
+		if (this.interruptOnLoss && !lease.detached() && lease.holder().isAlive()) {
 			lease.holder().interrupt();
 		}
 	}

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * any lease is held) it declares lost the leases whose local deadline passed, and renews,
  * in batches of up to {@value #BATCH} keys per round trip, the watchdog leases a third of
  * whose lease has passed since the last renewal was sent. It never renews a released
- * lease, a lease whose acquiring thread has ended, or past {@code max-hold-time}.
+ * lease, a lease whose acquiring thread has ended (unless the lease was detached from it
+ * for asynchronous work), or past {@code max-hold-time}.
  */
 final class Watchdog implements AutoCloseable {
 
@@ -131,7 +132,7 @@ final class Watchdog implements AutoCloseable {
 				|| now - lease.lastRenewSentNanos() < lease.leaseNanos() / 3) {
 			return;
 		}
-		else if (!lease.holder().isAlive()) {
+		else if (!lease.detached() && !lease.holder().isAlive()) {
 			this.leases.remove(lease);
 			if (lease.markAbandoned()) {
 				this.onAbandoned.accept(lease);

@@ -1,0 +1,117 @@
+package io.lockstep.autoconfigure;
+
+import java.time.Duration;
+
+import io.lockstep.LockLostListener;
+import io.lockstep.LockTemplate;
+import io.lockstep.interceptor.DistributedLockAdvisor;
+import io.lockstep.interceptor.HeldLocksTransactionListener;
+import io.lockstep.redis.RedisLockTemplate;
+
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * {@link AutoConfiguration Auto-configuration} of Lockstep: a {@link RedisLockTemplate}
+ * on the application's {@link RedisConnectionFactory} (Lettuce), the
+ * {@code @DistributedLock} advice, and the transaction guard. Off with
+ * {@code lockstep.enabled=false}; backs off from a user-defined {@link LockTemplate}.
+ */
+@AutoConfiguration(after = DataRedisAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
+@ConditionalOnBean(RedisConnectionFactory.class)
+@EnableConfigurationProperties(LockstepProperties.class)
+@Import(LockstepAutoConfiguration.AutoProxyRegistrar.class)
+public final class LockstepAutoConfiguration {
+
+	private static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+
+	@Bean(destroyMethod = "close")
+	@ConditionalOnMissingBean(LockTemplate.class)
+	RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
+			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
+			ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+		if (!properties.getRedlock().getNodes().isEmpty()) {
+			throw new IllegalStateException("lockstep.redlock.nodes is set, but Redlock is not available in this "
+					+ "version of Lockstep yet; remove the property to lock on the single Redis of spring.data.redis.*");
+		}
+		RedisLockTemplate.Builder builder = RedisLockTemplate.builder(connectionFactory)
+			.keyPrefix(properties.getKeyPrefix())
+			.waitTime(properties.getWaitTime())
+			.leaseTime(properties.getLeaseTime())
+			.maxHoldTime(properties.getMaxHoldTime())
+			.commandTimeout(commandTimeout(properties))
+			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
+			.lockLostListener(events::publishEvent);
+		listeners.orderedStream().forEach(builder::lockLostListener);
+		properties.getLocks()
+			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime()));
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+		return builder.build();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static DistributedLockAdvisor distributedLockAdvisor(ObjectProvider<LockTemplate> locks, Environment environment) {
+		DistributedLockAdvisor advisor = new DistributedLockAdvisor(locks::getObject);
+		advisor.setOrder(Binder.get(environment)
+			.bind("lockstep.aspect-order", Integer.class)
+			.orElse(DistributedLockAdvisor.DEFAULT_ORDER));
+		return advisor;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	static HeldLocksTransactionListener heldLocksTransactionListener() {
+		return new HeldLocksTransactionListener();
+	}
+
+	/**
+	 * Every Redis command must fit in a third of the shortest lease, so that a renewal
+	 * can time out and be retried before the lease runs out.
+	 */
+	private static Duration commandTimeout(LockstepProperties properties) {
+		Duration shortest = properties.getLeaseTime();
+		for (LockstepProperties.Lock lock : properties.getLocks().values()) {
+			if (lock.getLeaseTime() != null && lock.getLeaseTime().compareTo(shortest) < 0) {
+				shortest = lock.getLeaseTime();
+			}
+		}
+		Duration third = shortest.dividedBy(3);
+		return (third.compareTo(MAX_COMMAND_TIMEOUT) < 0 && !third.isZero()) ? third : MAX_COMMAND_TIMEOUT;
+	}
+
+	/**
+	 * Registers Spring's infrastructure auto-proxy creator unless one is present (Spring
+	 * Boot's AOP auto-configuration registers a more capable one), so that the advice
+	 * applies also with {@code spring.aop.auto=false}.
+	 */
+	static class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+
+		@Override
+		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+		}
+
+	}
+
+}

@@ -1,0 +1,201 @@
+package io.lockstep.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.lockstep.interceptor.DistributedLockAdvisor;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties of Lockstep ({@code lockstep.*}).
+ */
+@ConfigurationProperties("lockstep")
+public class LockstepProperties {
+
+	/**
+	 * Whether to enable Lockstep: the LockTemplate bean and the @DistributedLock advice.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Prefix of every Redis key Lockstep writes.
+	 */
+	private String keyPrefix = "lockstep:";
+
+	/**
+	 * Default time to wait for a lock, for @DistributedLock and LockTemplate.
+	 */
+	private Duration waitTime = Duration.ofSeconds(5);
+
+	/**
+	 * Watchdog lease of a lock, renewed every third of it while the lock is held.
+	 */
+	private Duration leaseTime = Duration.ofSeconds(30);
+
+	/**
+	 * Order of the @DistributedLock advice. The default, Ordered.LOWEST_PRECEDENCE - 100,
+	 * runs it outside the @Transactional advice, so locks are held until after commit.
+	 */
+	private int aspectOrder = DistributedLockAdvisor.DEFAULT_ORDER;
+
+	/**
+	 * Hard cap on renewal: no lease is renewed past this time after acquisition. None by
+	 * default.
+	 */
+	private Duration maxHoldTime;
+
+	/**
+	 * What to do when the lease of a held lock is lost, in addition to the LockLostEvent,
+	 * the log and the LockLostException at release.
+	 */
+	private OnLeaseLost onLeaseLost = OnLeaseLost.NOTIFY;
+
+	/**
+	 * Per-lock-name overrides of wait-time and lease-time, by lock name (the name of
+	 * LockTemplate.named or of @DistributedLock).
+	 */
+	private final Map<String, Lock> locks = new LinkedHashMap<>();
+
+	private final Redlock redlock = new Redlock();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public Duration getWaitTime() {
+		return this.waitTime;
+	}
+
+	public void setWaitTime(Duration waitTime) {
+		this.waitTime = waitTime;
+	}
+
+	public Duration getLeaseTime() {
+		return this.leaseTime;
+	}
+
+	public void setLeaseTime(Duration leaseTime) {
+		this.leaseTime = leaseTime;
+	}
+
+	public int getAspectOrder() {
+		return this.aspectOrder;
+	}
+
+	public void setAspectOrder(int aspectOrder) {
+		this.aspectOrder = aspectOrder;
+	}
+
+	public Duration getMaxHoldTime() {
+		return this.maxHoldTime;
+	}
+
+	public void setMaxHoldTime(Duration maxHoldTime) {
+		this.maxHoldTime = maxHoldTime;
+	}
+
+	public OnLeaseLost getOnLeaseLost() {
+		return this.onLeaseLost;
+	}
+
+	public void setOnLeaseLost(OnLeaseLost onLeaseLost) {
+		this.onLeaseLost = onLeaseLost;
+	}
+
+	public Map<String, Lock> getLocks() {
+		return this.locks;
+	}
+
+	public Redlock getRedlock() {
+		return this.redlock;
+	}
+
+	/**
+	 * What happens when the lease of a held lock is lost.
+	 */
+	public enum OnLeaseLost {
+
+		/**
+		 * Publish a LockLostEvent, count and log it; the guarded call ends with
+		 * LockLostException at release.
+		 */
+		NOTIFY,
+
+		/**
+		 * As NOTIFY, and also interrupt the thread running the guarded call.
+		 */
+		INTERRUPT
+
+	}
+
+	/**
+	 * Settings of one lock name.
+	 */
+	public static class Lock {
+
+		/**
+		 * Time to wait for this lock; lockstep.wait-time when not set.
+		 */
+		private Duration waitTime;
+
+		/**
+		 * Watchdog lease of this lock; lockstep.lease-time when not set.
+		 */
+		private Duration leaseTime;
+
+		public Duration getWaitTime() {
+			return this.waitTime;
+		}
+
+		public void setWaitTime(Duration waitTime) {
+			this.waitTime = waitTime;
+		}
+
+		public Duration getLeaseTime() {
+			return this.leaseTime;
+		}
+
+		public void setLeaseTime(Duration leaseTime) {
+			this.leaseTime = leaseTime;
+		}
+
+	}
+
+	/**
+	 * Redlock across independent Redis masters.
+	 */
+	public static class Redlock {
+
+		/**
+		 * Redis URIs of independent masters; non-empty turns on Redlock. Not available in
+		 * this version yet: setting it fails start-up.
+		 */
+		private List<String> nodes = new ArrayList<>();
+
+		public List<String> getNodes() {
+			return this.nodes;
+		}
+
+		public void setNodes(List<String> nodes) {
+			this.nodes = nodes;
+		}
+
+	}
+
+}

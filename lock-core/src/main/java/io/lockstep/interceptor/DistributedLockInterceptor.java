@@ -1,0 +1,134 @@
+package io.lockstep.interceptor;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockHandle;
+import io.lockstep.LockTemplate;
+import io.lockstep.internal.CallContext;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Runs a {@link io.lockstep.DistributedLock} method holding its lock: evaluates the key,
+ * acquires through the configured {@link LockTemplate} copy (or skips, falls back or
+ * throws), and releases when the call returns, when its future completes, or when the
+ * transaction that was active at acquisition completes, whichever is last.
+ */
+final class DistributedLockInterceptor implements MethodInterceptor {
+
+	private final LockOperationSource operations;
+
+	private final Supplier<? extends LockTemplate> locks;
+
+	private final Map<LockOperation, LockTemplate> templates = new ConcurrentHashMap<>();
+
+	DistributedLockInterceptor(LockOperationSource operations, Supplier<? extends LockTemplate> locks) {
+		this.operations = operations;
+		this.locks = locks;
+	}
+
+	@Override
+	public Object invoke(MethodInvocation invocation) throws Throwable {
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
+		LockOperation operation = this.operations.get(invocation.getMethod(), targetClass);
+		if (operation == null) {
+			return invocation.proceed();
+		}
+		Object[] args = invocation.getArguments();
+		List<String> keys = operation.keys(args, target, targetClass);
+		LockHandle handle;
+		try {
+			LockTemplate template = template(operation);
+			handle = (keys.size() == 1) ? template.acquire(keys.get(0)) : template.acquireAll(keys);
+		}
+		catch (LockAcquisitionException ex) {
+			return operation.notAcquired(target, args, ex);
+		}
+		boolean inTransaction = TransactionSynchronizationManager.isSynchronizationActive();
+		LockRelease release = new LockRelease(handle, inTransaction ? 2 : 1);
+		if (inTransaction) {
+			TransactionSynchronizationManager.registerSynchronization(new TransactionBoundRelease(release));
+		}
+		return operation.async() ? proceedAsync(invocation, release) : proceed(invocation, release);
+	}
+
+	private Object proceed(MethodInvocation invocation, LockRelease release) throws Throwable {
+		Throwable failure = null;
+		try {
+			return invocation.proceed();
+		}
+		catch (Throwable ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			release.arrive(failure);
+		}
+	}
+
+	private Object proceedAsync(MethodInvocation invocation, LockRelease release) throws Throwable {
+		Object result;
+		try {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			release.arrive(ex);
+			throw ex;
+		}
+		if (result == null) {
+			release.arrive(null);
+			return null;
+		}
+		CallContext.detach(release.handle().key());
+		CompletableFuture<Object> completion = new CompletableFuture<>();
+		((CompletionStage<?>) result).whenComplete((value, ex) -> {
+			Throwable failure = ex;
+			try {
+				release.arrive(failure);
+			}
+			catch (RuntimeException releaseFailure) {
+				failure = releaseFailure;
+			}
+			if (failure != null) {
+				completion.completeExceptionally(failure);
+			}
+			else {
+				completion.complete(value);
+			}
+		});
+		return completion;
+	}
+
+	/**
+	 * The template copy of the operation: named, with its wait time and fixed lease.
+	 * @throws IllegalArgumentException if the template rejects a setting
+	 */
+	LockTemplate template(LockOperation operation) {
+		LockTemplate template = this.templates.get(operation);
+		if (template == null) {
+			template = this.locks.get();
+			if (operation.name() != null) {
+				template = template.named(operation.name());
+			}
+			if (operation.waitTime() != null) {
+				template = template.withWaitTime(operation.waitTime());
+			}
+			if (operation.leaseTime() != null) {
+				template = template.withLeaseTime(operation.leaseTime());
+			}
+			this.templates.put(operation, template);
+		}
+		return template;
+	}
+
+}

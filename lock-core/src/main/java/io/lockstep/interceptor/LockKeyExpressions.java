@@ -1,0 +1,135 @@
+package io.lockstep.interceptor;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.CachedExpressionEvaluator;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.TypeLocator;
+import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.expression.spel.SpelMessage;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.Assign;
+import org.springframework.expression.spel.ast.ConstructorReference;
+import org.springframework.expression.spel.ast.FunctionReference;
+import org.springframework.expression.spel.ast.OpDec;
+import org.springframework.expression.spel.ast.OpInc;
+import org.springframework.expression.spel.ast.TypeReference;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.support.DataBindingMethodResolver;
+import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
+
+/**
+ * Parses (once per method, cached) and evaluates key expressions. Parsing rejects type
+ * references ({@code T(...)}), constructors, assignments, function calls, variables that
+ * are not parameters and expressions over {@value #MAX_LENGTH} characters. Evaluation
+ * sees the parameters ({@code #name}, {@code #p0}, {@code #a0}), beans ({@code @name})
+ * and the {@link LockExpressionRoot}; it locates no types, calls no constructors, writes
+ * no properties, and calls no methods on {@code Class} objects. The values of arguments
+ * are data, never parsed as expressions.
+ */
+final class LockKeyExpressions extends CachedExpressionEvaluator {
+
+	static final int MAX_LENGTH = 1024;
+
+	private static final TypeLocator noTypes = (typeName) -> {
+		throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
+	};
+
+	private final Map<ExpressionKey, Expression> cache = new ConcurrentHashMap<>(64);
+
+	private volatile BeanResolver beanResolver;
+
+	void setBeanFactory(BeanFactory beanFactory) {
+		this.beanResolver = new BeanFactoryResolver(beanFactory);
+	}
+
+	/**
+	 * Parses and checks the expression of the method.
+	 * @throws IllegalArgumentException with the reason
+	 */
+	Expression parse(String expression, Method method, Class<?> targetClass) {
+		if (expression.isBlank()) {
+			throw new IllegalArgumentException("must not be empty");
+		}
+		if (expression.length() > MAX_LENGTH) {
+			throw new IllegalArgumentException(
+					"is " + expression.length() + " characters long, over the limit of " + MAX_LENGTH);
+		}
+		Expression parsed;
+		try {
+			parsed = getExpression(this.cache, new AnnotatedElementKey(method, targetClass), expression);
+		}
+		catch (ParseException ex) {
+			throw new IllegalArgumentException("does not parse: " + ex.getMessage(), ex);
+		}
+		check(((SpelExpression) parsed).getAST(), variables(method));
+		return parsed;
+	}
+
+	/** Evaluates a parsed expression for one call. */
+	Object evaluate(Expression expression, Method method, Object[] args, Object target, Class<?> targetClass) {
+		LockExpressionRoot root = new LockExpressionRoot(method, args, target, targetClass);
+		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(root, method, args,
+				getParameterNameDiscoverer());
+		context.setTypeLocator(noTypes);
+		context.setConstructorResolvers(List.of());
+		context.setMethodResolvers(List.of(DataBindingMethodResolver.forInstanceMethodInvocation()));
+		context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
+		if (this.beanResolver != null) {
+			context.setBeanResolver(this.beanResolver);
+		}
+		return expression.getValue(context);
+	}
+
+	private Set<String> variables(Method method) {
+		Set<String> variables = new TreeSet<>(List.of("root", "this"));
+		for (int i = 0; i < method.getParameterCount(); i++) {
+			variables.add("p" + i);
+			variables.add("a" + i);
+		}
+		String[] names = getParameterNameDiscoverer().getParameterNames(method);
+		if (names != null) {
+			variables.addAll(List.of(names));
+		}
+		return variables;
+	}
+
+	private static void check(SpelNode node, Set<String> variables) {
+		if (node instanceof TypeReference) {
+			throw new IllegalArgumentException("type references such as '" + node.toStringAST() + "' are not allowed");
+		}
+		if (node instanceof ConstructorReference) {
+			throw new IllegalArgumentException("constructors ('" + node.toStringAST() + "') are not allowed");
+		}
+		if (node instanceof Assign || node instanceof OpInc || node instanceof OpDec) {
+			throw new IllegalArgumentException("assignments ('" + node.toStringAST() + "') are not allowed");
+		}
+		if (node instanceof FunctionReference) {
+			throw new IllegalArgumentException("function calls ('" + node.toStringAST() + "') are not allowed");
+		}
+		if (node instanceof VariableReference) {
+			String name = node.toStringAST().substring(1);
+			if (!variables.contains(name)) {
+				throw new IllegalArgumentException("refers to '#" + name + "', which is not a parameter; known: "
+						+ String.join(", ", variables.stream().map((variable) -> "#" + variable).toList())
+						+ " (parameter names need the -parameters compiler flag)");
+			}
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			check(node.getChild(i), variables);
+		}
+	}
+
+}

@@ -1,0 +1,150 @@
+package io.lockstep.interceptor;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
+
+import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockKeyException;
+import io.lockstep.OnLocked;
+
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.util.ObjectUtils;
+
+/**
+ * One parsed and checked {@link io.lockstep.DistributedLock} of one method: its key
+ * expression, name, durations and what to do when the lock is not acquired.
+ */
+final class LockOperation {
+
+	private final String description;
+
+	private final Method method;
+
+	private final String keyText;
+
+	private final Expression key;
+
+	private final LockKeyExpressions expressions;
+
+	private final String name;
+
+	private final Duration waitTime;
+
+	private final Duration leaseTime;
+
+	private final boolean async;
+
+	private final OnLocked onLocked;
+
+	private final Supplier<Object> skipResult;
+
+	private final FallbackMethod fallback;
+
+	LockOperation(String description, Method method, String keyText, Expression key, LockKeyExpressions expressions,
+			String name, Duration waitTime, Duration leaseTime, boolean async, OnLocked onLocked,
+			Supplier<Object> skipResult, FallbackMethod fallback) {
+		this.description = description;
+		this.method = method;
+		this.keyText = keyText;
+		this.key = key;
+		this.expressions = expressions;
+		this.name = name;
+		this.waitTime = waitTime;
+		this.leaseTime = leaseTime;
+		this.async = async;
+		this.onLocked = onLocked;
+		this.skipResult = skipResult;
+		this.fallback = fallback;
+	}
+
+	/** E.g. {@code @DistributedLock on com.example.Orders.place(String, int)}. */
+	String description() {
+		return this.description;
+	}
+
+	/** The lock name, or {@code null}. */
+	String name() {
+		return this.name;
+	}
+
+	/** The wait time set on the annotation, or {@code null}. */
+	Duration waitTime() {
+		return this.waitTime;
+	}
+
+	/** The fixed lease set on the annotation, or {@code null} for the watchdog. */
+	Duration leaseTime() {
+		return this.leaseTime;
+	}
+
+	/** Whether the method returns a future that the lock must outlive. */
+	boolean async() {
+		return this.async;
+	}
+
+	/**
+	 * Evaluates the key for one call: one key, or several for a collection or array.
+	 * @throws LockKeyException if it evaluates to {@code null}, an empty string or an
+	 * empty collection, or fails
+	 */
+	List<String> keys(Object[] args, Object target, Class<?> targetClass) {
+		Object value;
+		try {
+			value = this.expressions.evaluate(this.key, this.method, args, target, targetClass);
+		}
+		catch (EvaluationException ex) {
+			throw new LockKeyException(this.description + ": key '" + this.keyText + "' failed: " + ex.getMessage(),
+					ex);
+		}
+		if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
+			Collection<?> elements = (value instanceof Collection<?> collection) ? collection
+					: List.of(ObjectUtils.toObjectArray(value));
+			if (elements.isEmpty()) {
+				throw invalidKey("an empty " + ((value instanceof Collection<?>) ? "collection" : "array"));
+			}
+			List<String> keys = new ArrayList<>(elements.size());
+			for (Object element : elements) {
+				keys.add(single(element, "an element that is "));
+			}
+			return keys;
+		}
+		return List.of(single(value, ""));
+	}
+
+	/** Runs the fallback, skips, or throws, for a lock not acquired. */
+	Object notAcquired(Object target, Object[] args, LockAcquisitionException ex) throws Throwable {
+		if (this.fallback != null) {
+			return this.fallback.invoke(target, args, ex);
+		}
+		if (this.onLocked == OnLocked.SKIP) {
+			return this.skipResult.get();
+		}
+		throw ex;
+	}
+
+	private String single(Object value, String what) {
+		if (value == null) {
+			throw invalidKey(what + "null");
+		}
+		String key = value.toString();
+		if (key == null || key.isBlank()) {
+			throw invalidKey(what + "empty ('" + key + "')");
+		}
+		return key;
+	}
+
+	private LockKeyException invalidKey(String what) {
+		return new LockKeyException(this.description + ": key '" + this.keyText + "' evaluated to " + what);
+	}
+
+	@Override
+	public String toString() {
+		return this.description;
+	}
+
+}

@@ -1,0 +1,206 @@
+package io.lockstep.interceptor;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+
+import io.lockstep.DistributedLock;
+import io.lockstep.OnLocked;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
+import org.springframework.expression.Expression;
+
+/**
+ * Finds, parses and checks the {@link DistributedLock} of a method, once per method and
+ * target class. A broken annotation throws {@link IllegalStateException} naming the
+ * class, the method and the attribute.
+ */
+final class LockOperationSource {
+
+	private static final Object NONE = new Object();
+
+	private static final String[] UNSUPPORTED_ASYNC = { "org.reactivestreams.Publisher",
+			"kotlinx.coroutines.flow.Flow" };
+
+	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
+
+	private final LockKeyExpressions expressions = new LockKeyExpressions();
+
+	private volatile ConfigurableBeanFactory beanFactory;
+
+	private volatile Environment environment;
+
+	void setBeanFactory(BeanFactory beanFactory) {
+		this.expressions.setBeanFactory(beanFactory);
+		if (beanFactory instanceof ConfigurableBeanFactory configurable) {
+			this.beanFactory = configurable;
+		}
+	}
+
+	void setEnvironment(Environment environment) {
+		this.environment = environment;
+	}
+
+	/** Whether the method carries the annotation, without parsing it. */
+	static boolean isAnnotated(Method method) {
+		return AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class);
+	}
+
+	/**
+	 * The operation of the method, or {@code null} when it is not annotated.
+	 * @throws IllegalStateException if the annotation is broken
+	 */
+	LockOperation get(Method method, Class<?> targetClass) {
+		MethodClassKey key = new MethodClassKey(method, targetClass);
+		Object cached = this.cache.get(key);
+		if (cached == null) {
+			cached = find(method, targetClass);
+			this.cache.put(key, (cached != null) ? cached : NONE);
+		}
+		return (cached != NONE) ? (LockOperation) cached : null;
+	}
+
+	private LockOperation find(Method method, Class<?> targetClass) {
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+		if (annotation == null && specific != method) {
+			annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+		}
+		if (annotation == null) {
+			return null;
+		}
+		Class<?> owner = (targetClass != null) ? targetClass : specific.getDeclaringClass();
+		return parse(annotation, specific, owner);
+	}
+
+	private LockOperation parse(DistributedLock annotation, Method method, Class<?> owner) {
+		String description = "@DistributedLock on " + owner.getName() + "." + method.getName() + "("
+				+ Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
+				+ ")";
+		int modifiers = method.getModifiers();
+		if (Modifier.isStatic(modifiers) || Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers)) {
+			throw new IllegalStateException(description + ": the method is " + Modifier.toString(modifiers)
+					+ ", so a Spring proxy cannot intercept it and the lock would never be taken");
+		}
+		Expression key = attribute(description, "key", annotation.key(),
+				() -> this.expressions.parse(annotation.key(), method, owner));
+		String name = attribute(description, "name", annotation.name(), () -> checkName(annotation.name()));
+		Duration waitTime = attribute(description, "waitTime", annotation.waitTime(),
+				() -> duration(annotation.waitTime()));
+		Duration leaseTime = attribute(description, "leaseTime", annotation.leaseTime(),
+				() -> duration(annotation.leaseTime()));
+		boolean async = attribute(description, "return type", method.getReturnType().getName(),
+				() -> isAsync(method.getReturnType()));
+		OnLocked onLocked = annotation.onLocked();
+		String fallbackName = annotation.fallback().trim();
+		FallbackMethod fallback = null;
+		Supplier<Object> skipResult = null;
+		if (!fallbackName.isEmpty()) {
+			if (onLocked == OnLocked.SKIP) {
+				throw new IllegalStateException(description + ": fallback '" + fallbackName
+						+ "' and onLocked = SKIP exclude each other; remove one");
+			}
+			fallback = attribute(description, "fallback", fallbackName,
+					() -> FallbackMethod.resolve(owner, method, fallbackName));
+		}
+		else if (onLocked == OnLocked.SKIP) {
+			skipResult = attribute(description, "onLocked", "SKIP", () -> SkipResults.of(method, owner));
+		}
+		return new LockOperation(description, method, annotation.key(), key, this.expressions, name, waitTime,
+				leaseTime, async, onLocked, skipResult, fallback);
+	}
+
+	private static <T> T attribute(String description, String attribute, String value, Supplier<T> parser) {
+		try {
+			return parser.get();
+		}
+		catch (IllegalArgumentException | IllegalStateException ex) {
+			throw new IllegalStateException(description + ": " + attribute + " '" + value + "' " + ex.getMessage(), ex);
+		}
+	}
+
+	private static String checkName(String name) {
+		String trimmed = name.trim();
+		if (trimmed.isEmpty()) {
+			return null;
+		}
+		if (trimmed.startsWith("__")) {
+			throw new IllegalArgumentException("is reserved: names starting with '__' are Lockstep's own");
+		}
+		return trimmed;
+	}
+
+	private Duration duration(String text) {
+		if (text.isBlank()) {
+			return null;
+		}
+		String resolved = resolvePlaceholders(text);
+		try {
+			return Durations.parse(resolved);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException(
+					resolved.equals(text) ? ex.getMessage() : "(resolved to '" + resolved + "') " + ex.getMessage());
+		}
+	}
+
+	private String resolvePlaceholders(String text) {
+		if (!text.contains("${")) {
+			return text;
+		}
+		ConfigurableBeanFactory factory = this.beanFactory;
+		if (factory != null && factory.hasEmbeddedValueResolver()) {
+			return factory.resolveEmbeddedValue(text);
+		}
+		if (this.environment != null) {
+			return this.environment.resolveRequiredPlaceholders(text);
+		}
+		throw new IllegalArgumentException("cannot be resolved: no placeholder resolver is available");
+	}
+
+	private static boolean isAsync(Class<?> returnType) {
+		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
+			return true;
+		}
+		if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
+			throw new IllegalArgumentException("is not supported: declare CompletableFuture or CompletionStage, "
+					+ "which hold the lock until they complete");
+		}
+		for (String unsupported : UNSUPPORTED_ASYNC) {
+			if (isA(returnType, unsupported)) {
+				throw new IllegalArgumentException("is not supported yet: reactive and coroutine return types "
+						+ "would release the lock before the work runs");
+			}
+		}
+		return false;
+	}
+
+	private static boolean isA(Class<?> type, String name) {
+		if (type == null) {
+			return false;
+		}
+		if (type.getName().equals(name)) {
+			return true;
+		}
+		for (Class<?> implemented : type.getInterfaces()) {
+			if (isA(implemented, name)) {
+				return true;
+			}
+		}
+		return isA(type.getSuperclass(), name);
+	}
+
+}

@@ -1,0 +1,39 @@
+package io.lockstep.interceptor;
+
+import io.lockstep.LockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+
+/**
+ * Binds a lock taken inside an active transaction to it: confirms the lock in Redis
+ * before the commit (a lost lease throws {@link io.lockstep.LockLostException}, so the
+ * transaction rolls back) and releases it only after the transaction completed.
+ */
+final class TransactionBoundRelease implements TransactionSynchronization {
+
+	private static final Logger logger = LoggerFactory.getLogger(TransactionBoundRelease.class);
+
+	private final LockRelease release;
+
+	TransactionBoundRelease(LockRelease release) {
+		this.release = release;
+	}
+
+	@Override
+	public void beforeCommit(boolean readOnly) {
+		this.release.handle().verifyHeld();
+	}
+
+	@Override
+	public void afterCompletion(int status) {
+		try {
+			this.release.arrive(null);
+		}
+		catch (LockException ex) {
+			logger.warn("Releasing lock '{}' after its transaction completed failed", this.release.handle().key(), ex);
+		}
+	}
+
+}
