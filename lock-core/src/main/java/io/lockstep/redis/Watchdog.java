@@ -86,9 +86,12 @@ final class Watchdog implements AutoCloseable {
 		return this.leases.size();
 	}
 
-	/** Whether the most recent renewal attempt failed to reach Redis. */
+	/**
+	 * Whether leases are held and the most recent renewal attempt failed to reach Redis.
+	 */
 	boolean renewalsFailing() {
-		return this.lastFailureNanos != 0 && this.lastFailureNanos - this.lastSuccessNanos > 0;
+		return !this.leases.isEmpty() && this.lastFailureNanos != 0
+				&& this.lastFailureNanos - this.lastSuccessNanos > 0;
 	}
 
 	/** The most renewal round trips any one tick has sent. */

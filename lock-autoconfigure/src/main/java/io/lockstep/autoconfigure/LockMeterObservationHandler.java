@@ -1,0 +1,77 @@
+package io.lockstep.autoconfigure;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lockstep.observation.LockObservationContext;
+import io.lockstep.observation.LockObservationDocumentation;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+
+import org.springframework.beans.factory.ObjectProvider;
+
+/**
+ * Keeps the meters that timers do not give: {@code lockstep.active} (locks held now, per
+ * lock name) and {@code lockstep.lease.lost} (leases lost, per lock name).
+ */
+public class LockMeterObservationHandler implements ObservationHandler<LockObservationContext> {
+
+	private final ObjectProvider<MeterRegistry> registry;
+
+	private final Map<String, AtomicInteger> active = new ConcurrentHashMap<>();
+
+	public LockMeterObservationHandler(ObjectProvider<MeterRegistry> registry) {
+		this.registry = registry;
+	}
+
+	@Override
+	public void onStart(LockObservationContext context) {
+		if (context.getKind() == LockObservationContext.Kind.HELD) {
+			active(context.getLockName()).incrementAndGet();
+		}
+	}
+
+	@Override
+	public void onStop(LockObservationContext context) {
+		if (context.getKind() == LockObservationContext.Kind.HELD) {
+			active(context.getLockName()).decrementAndGet();
+		}
+	}
+
+	@Override
+	public void onEvent(Observation.Event event, LockObservationContext context) {
+		MeterRegistry meters = this.registry.getIfAvailable();
+		if (meters != null && LockObservationDocumentation.Events.LEASE_LOST.getName().equals(event.getName())) {
+			Counter.builder("lockstep.lease.lost")
+				.description("Leases lost while held")
+				.tag("lock", context.getLockName())
+				.register(meters)
+				.increment();
+		}
+	}
+
+	@Override
+	public boolean supportsContext(Observation.Context context) {
+		return context instanceof LockObservationContext;
+	}
+
+	private AtomicInteger active(String lockName) {
+		return this.active.computeIfAbsent(lockName, (name) -> {
+			AtomicInteger count = new AtomicInteger();
+			MeterRegistry meters = this.registry.getIfAvailable();
+			if (meters != null) {
+				Gauge.builder("lockstep.active", count, AtomicInteger::get)
+					.description("Locks held now by this instance")
+					.tag("lock", name)
+					.strongReference(true)
+					.register(meters);
+			}
+			return count;
+		});
+	}
+
+}

@@ -1,0 +1,45 @@
+package io.lockstep.sample;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lockstep.DistributedLock;
+import io.lockstep.OnLocked;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+
+/**
+ * A scheduled report that must run on one instance at a time: every instance schedules
+ * it, the ones that find the lock taken skip the run.
+ */
+@Component
+public class StockReportJob {
+
+	private static final Logger logger = LoggerFactory.getLogger(StockReportJob.class);
+
+	private final InventoryRepository repository;
+
+	private final AtomicLong runs = new AtomicLong();
+
+	StockReportJob(InventoryRepository repository) {
+		this.repository = repository;
+	}
+
+	@Scheduled(fixedDelayString = "${lockstep.sample.report-interval:30s}", initialDelayString = "5s")
+	@DistributedLock(key = "'stock-report'", onLocked = OnLocked.SKIP)
+	public void report() {
+		this.runs.incrementAndGet();
+		this.repository.products()
+			.stream()
+			.filter((product) -> product.stock() < 10)
+			.forEach((product) -> logger.info("Low stock: {} has {} left", product.sku(), product.stock()));
+	}
+
+	/** How often this instance ran the report. */
+	public long runs() {
+		return this.runs.get();
+	}
+
+}

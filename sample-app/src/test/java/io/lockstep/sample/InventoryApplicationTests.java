@@ -1,0 +1,209 @@
+package io.lockstep.sample;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import io.lockstep.LockHandle;
+import io.lockstep.LockTemplate;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.ParameterizedTypeReference;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.RestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The sample application end to end over HTTP, against a real redis-server process.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "lockstep.lease-time=3s",
+		"lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms" })
+class InventoryApplicationTests {
+
+	private static final RedisFixture fixture = new RedisFixture();
+
+	private static final RedisNode redis = fixture.standalone();
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		fixture.close();
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private LockTemplate locks;
+
+	@Autowired
+	private StockReportJob reportJob;
+
+	private RestClient http() {
+		return RestClient.builder()
+			.baseUrl("http://127.0.0.1:" + this.port)
+			.defaultStatusHandler(HttpStatusCode::isError, (request, response) -> {
+			})
+			.build();
+	}
+
+	private Map<String, Object> post(String uri) {
+		return http().post().uri(uri).retrieve().body(new ParameterizedTypeReference<>() {
+		});
+	}
+
+	private Map<String, Object> get(String uri) {
+		return http().get().uri(uri).retrieve().body(new ParameterizedTypeReference<>() {
+		});
+	}
+
+	@Test
+	void twoHundredConcurrentOrdersUnderTheLockSellExactlyTheStock() {
+		Map<String, Object> result = post("/api/demo?sku=lamp&orders=200&stock=50&instances=4&locked=true");
+		System.out.printf("locked demo: %s%n", result);
+		assertThat(result).containsEntry("accepted", 50)
+			.containsEntry("rejected", 150)
+			.containsEntry("finalStock", 0)
+			.containsEntry("oversold", 0);
+		Map<String, Object> summary = get("/api/summary?sku=lamp");
+		assertThat(summary).containsEntry("stock", 0);
+		assertThat(summary.get("orders")).isEqualTo(Map.of("ACCEPTED", 50, "REJECTED", 150));
+	}
+
+	@Test
+	void theSameOrdersWithoutTheLockOversell() {
+		Map<String, Object> result = post("/api/demo?sku=chair&orders=200&stock=50&instances=4&locked=false");
+		System.out.printf("unlocked demo: %s%n", result);
+		assertThat((Integer) result.get("oversold")).isPositive();
+		assertThat((Integer) result.get("accepted")).isGreaterThan(50);
+	}
+
+	@Test
+	void metricsShowAcquisitionOutcomesIncludingTimeouts() throws Exception {
+		post("/api/demo?sku=mug&orders=5&stock=5&instances=1&locked=true");
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(1);
+		CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> {
+			try (LockHandle lock = this.locks.named("stock").acquire("mug")) {
+				held.countDown();
+				done.await(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+		try {
+			assertThat(this.locks.named("stock").withWaitTime(Duration.ofMillis(50)).tryAcquire("mug")).isEmpty();
+			Map<String, Object> endpoint = get("/actuator/locks");
+			System.out.printf("/actuator/locks: %s%n", endpoint);
+			@SuppressWarnings("unchecked")
+			List<Map<String, Object>> listed = (List<Map<String, Object>>) endpoint.get("locks");
+			assertThat(listed).anySatisfy((lock) -> {
+				assertThat(lock).containsEntry("key", "lockstep:stock:mug").containsEntry("lockName", "stock");
+				assertThat(((Number) lock.get("fencingToken")).longValue()).isPositive();
+			});
+			assertThat(get("/actuator/locks/stock:mug")).containsEntry("locked", true);
+			assertThat(get("/actuator/locks/lockstep:stock:mug")).containsEntry("locked", true);
+		}
+		finally {
+			done.countDown();
+			holder.get(10, TimeUnit.SECONDS);
+		}
+		assertThat(get("/actuator/locks/stock:mug")).containsEntry("locked", false);
+
+		Map<String, Object> metric = get("/actuator/metrics/lockstep.acquire");
+		System.out.printf("/actuator/metrics/lockstep.acquire: %s%n", metric);
+		assertThat(metric.get("availableTags").toString()).contains("tag=outcome")
+			.contains("acquired")
+			.contains("timeout")
+			.contains("tag=lock")
+			.contains("stock");
+		String prometheus = http().get().uri("/actuator/prometheus").retrieve().body(String.class);
+		assertThat(prometheus).contains("lockstep_acquire_seconds").contains("lockstep_held_seconds");
+		assertThat(prometheus.lines().filter((line) -> line.startsWith("lockstep_")))
+			.noneMatch((line) -> line.contains("mug"));
+	}
+
+	@Test
+	void healthGoesDownWhileRenewalsFailAndUpAgainAfter() {
+		try (LockHandle lock = this.locks.acquire("health-probe")) {
+			assertThat(lockstepHealth()).isEqualTo("UP");
+			redis.pause();
+			String whilePaused;
+			try {
+				whilePaused = awaitHealth("DOWN", Duration.ofSeconds(5));
+			}
+			finally {
+				redis.resume();
+			}
+			String afterResume = awaitHealth("UP", Duration.ofSeconds(5));
+			System.out.printf("lockstep health: UP, %s while Redis was stopped, %s after%n", whilePaused, afterResume);
+			assertThat(whilePaused).isEqualTo("DOWN");
+			assertThat(afterResume).isEqualTo("UP");
+			assertThat(lock.isHeld()).isTrue();
+		}
+	}
+
+	@Test
+	void theScheduledReportSkipsWhileAnotherInstanceRunsIt() throws Exception {
+		long before = this.reportJob.runs();
+		this.reportJob.report();
+		assertThat(this.reportJob.runs()).isEqualTo(before + 1);
+		CountDownLatch held = new CountDownLatch(1);
+		CountDownLatch done = new CountDownLatch(1);
+		CompletableFuture<Void> otherInstance = CompletableFuture.runAsync(() -> {
+			try (LockHandle lock = this.locks.acquire("stock-report")) {
+				held.countDown();
+				done.await(10, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+		this.reportJob.report();
+		done.countDown();
+		otherInstance.get(10, TimeUnit.SECONDS);
+		assertThat(this.reportJob.runs()).as("skipped while held elsewhere").isEqualTo(before + 1);
+	}
+
+	private String lockstepHealth() {
+		Object status = get("/actuator/health/lockstep").get("status");
+		return String.valueOf(status);
+	}
+
+	private String awaitHealth(String expected, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		String status = lockstepHealth();
+		while (!status.equals(expected) && System.nanoTime() < deadline) {
+			try {
+				Thread.sleep(50);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				break;
+			}
+			status = lockstepHealth();
+		}
+		return status;
+	}
+
+}
