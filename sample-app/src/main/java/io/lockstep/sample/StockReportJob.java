@@ -28,7 +28,7 @@ public class StockReportJob {
 	}
 
 	@Scheduled(fixedDelayString = "${lockstep.sample.report-interval:30s}", initialDelayString = "5s")
-	@DistributedLock(key = "'stock-report'", onLocked = OnLocked.SKIP)
+	@DistributedLock(key = "'stock-report'", waitTime = "0s", onLocked = OnLocked.SKIP)
 	public void report() {
 		this.runs.incrementAndGet();
 		this.repository.products()
