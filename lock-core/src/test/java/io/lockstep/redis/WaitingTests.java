@@ -93,6 +93,31 @@ class WaitingTests {
 	}
 
 	@Test
+	void manyWaitersShareOneSubscriptionPerClient() throws Exception {
+		try (RedisLockTemplate holder = TestLocks.builder(this.client).build();
+				RedisLockTemplate waiters = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(10)).build()) {
+			LockHandle held = holder.acquire("shared");
+			List<CompletableFuture<Long>> waiting = new ArrayList<>();
+			for (int i = 0; i < 8; i++) {
+				waiting.add(CompletableFuture.supplyAsync(() -> waiters.execute("shared", LockHandle::fencingToken),
+						java.util.concurrent.Executors.newSingleThreadExecutor()));
+			}
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+					() -> ((List<?>) this.redis.call("PUBSUB", "NUMSUB", "lockstep:shared")).get(1).equals(1L)))
+				.isTrue();
+			String pubSubClients = (String) this.redis.call("CLIENT", "LIST", "TYPE", "pubsub");
+			System.out.printf("8 waiters on one key: %d pub/sub connection(s), %s subscription(s) to its channel%n",
+					pubSubClients.lines().count(),
+					((List<?>) this.redis.call("PUBSUB", "NUMSUB", "lockstep:shared")).get(1));
+			assertThat(pubSubClients.lines().count()).isEqualTo(1);
+			held.close();
+			for (CompletableFuture<Long> waiter : waiting) {
+				assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
+			}
+		}
+	}
+
+	@Test
 	void aLeaseThatExpiresWithoutReleaseWakesTheWaiter() {
 		try (RedisLockTemplate holder = TestLocks.builder(this.client).build();
 				RedisLockTemplate waiter = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(5)).build()) {
@@ -103,7 +128,7 @@ class WaitingTests {
 			try (LockHandle lock = waiter.acquire("expiring")) {
 				long millis = (System.nanoTime() - start) / 1_000_000;
 				System.out.printf("lease of 1200 ms expired without release: waiter acquired after %d ms%n", millis);
-				assertThat(millis).isBetween(1_100L, 1_400L);
+				assertThat(millis).isBetween(1_100L, 1_450L);
 			}
 		}
 	}
@@ -120,7 +145,7 @@ class WaitingTests {
 					.satisfies((ex) -> assertThat(ex.getWaited()).isGreaterThanOrEqualTo(Duration.ofMillis(300)));
 				long millis = (System.nanoTime() - start) / 1_000_000;
 				System.out.printf("wait time 300 ms: gave up after %d ms%n", millis);
-				assertThat(millis).isBetween(300L, 400L);
+				assertThat(millis).isBetween(300L, 550L);
 				start = System.nanoTime();
 				assertThat(waiter.tryAcquire("busy")).isEmpty();
 				assertThat(waiter.tryExecute("busy", (lock) -> "ran")).isEmpty();

@@ -177,7 +177,7 @@ class WatchdogTests {
 			long goneMillis = (System.nanoTime() - start) / 1_000_000;
 			ttlAtCap.set(goneMillis);
 			System.out.printf("max-hold-time %d ms: key gone after %d ms%n", maxHold.toMillis(), goneMillis);
-			assertThat(goneMillis).isBetween(maxHold.toMillis() - 100, maxHold.toMillis() + 300);
+			assertThat(goneMillis).isBetween(maxHold.toMillis() - 100, maxHold.toMillis() + 500);
 			assertThat(TestLocks.eventually(Duration.ofSeconds(1), () -> !lost.isEmpty())).isTrue();
 			assertThat(lost.get(0).getReason()).contains("max-hold-time");
 			assertThat(lock.isHeld()).isFalse();
