@@ -125,7 +125,7 @@ final class LockEngine implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			failure = (outcome == LockObservations.TIMEOUT) ? null : ex;
+			failure = LockObservations.TIMEOUT.equals(outcome) ? null : ex;
 			throw ex;
 		}
 		finally {

@@ -16,6 +16,7 @@ import io.lockstep.LockCallback;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
 import io.lockstep.LockKeyException;
+import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -241,10 +242,11 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 
 		private boolean interruptOnLeaseLost;
 
-		private final List<io.lockstep.LockLostListener> listeners = new ArrayList<>();
+		private final List<LockLostListener> listeners = new ArrayList<>();
 
 		private final Map<String, LockSettings.Override> overrides = new HashMap<>();
 
+		// typed Object so that this class loads without Micrometer on the classpath
 		private Object observationRegistry;
 
 		private Object observationConvention;
@@ -307,7 +309,7 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 		}
 
 		/** Adds a listener told about every lost lease. */
-		public Builder lockLostListener(io.lockstep.LockLostListener listener) {
+		public Builder lockLostListener(LockLostListener listener) {
 			Assert.notNull(listener, "'listener' must not be null");
 			this.listeners.add(listener);
 			return this;
