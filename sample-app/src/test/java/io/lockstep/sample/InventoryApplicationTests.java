@@ -9,9 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.test.RedisFixture;
-import io.lockstep.test.RedisNode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -19,8 +16,6 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpStatusCode;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,22 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "lockstep.lease-time=3s",
 		"lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms" })
-class InventoryApplicationTests {
-
-	private static final RedisFixture fixture = new RedisFixture();
-
-	private static final RedisNode redis = fixture.standalone();
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		fixture.close();
-	}
+class InventoryApplicationTests extends RealRedis {
 
 	@LocalServerPort
 	private int port;

@@ -12,15 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.lockstep.test.RedisFixture;
-import io.lockstep.test.RedisNode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,22 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "lockstep.sample.report-interval=1h" })
-class ReadmeCurlTests {
-
-	private static final RedisFixture fixture = new RedisFixture();
-
-	private static final RedisNode redis = fixture.standalone();
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		fixture.close();
-	}
+class ReadmeCurlTests extends RealRedis {
 
 	@LocalServerPort
 	private int port;
