@@ -68,4 +68,17 @@ class ArchitectureTests {
 			.check(classes);
 	}
 
+	@Test
+	void onlyWhatAutoConfigurationConstructsIsPublicInTheInterceptorPackage() {
+		noClasses().that()
+			.resideInAPackage("io.lockstep.interceptor")
+			.and()
+			.doNotHaveSimpleName("DistributedLockAdvisor")
+			.and()
+			.doNotHaveSimpleName("HeldLocksTransactionListener")
+			.should()
+			.bePublic()
+			.check(classes);
+	}
+
 }

@@ -126,7 +126,11 @@ final class LockCommands implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.connection.close();
+		// the client may have been shut down first (its factory stopped): then the
+		// connection is closed already
+		if (this.connection.isOpen()) {
+			this.connection.close();
+		}
 	}
 
 	private static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {

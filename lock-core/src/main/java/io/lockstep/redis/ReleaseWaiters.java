@@ -277,7 +277,9 @@ final class ReleaseWaiters implements AutoCloseable {
 		}
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current != null) {
-			current.close();
+			if (current.isOpen()) {
+				current.close();
+			}
 			this.connection = null;
 		}
 	}

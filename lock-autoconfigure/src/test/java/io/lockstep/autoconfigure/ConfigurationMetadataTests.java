@@ -1,0 +1,58 @@
+package io.lockstep.autoconfigure;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import com.jayway.jsonpath.JsonPath;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.core.io.ClassPathResource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reads the generated {@code spring-configuration-metadata.json} as an IDE would.
+ */
+class ConfigurationMetadataTests {
+
+	@Test
+	void everyLockstepPropertyOfTheContractHasADescription() throws IOException {
+		List<Map<String, Object>> properties = JsonPath.read(metadata(), "$.properties[*]");
+		assertThat(properties).extracting((property) -> property.get("name"))
+			.containsExactlyInAnyOrder("lockstep.enabled", "lockstep.key-prefix", "lockstep.wait-time",
+					"lockstep.lease-time", "lockstep.aspect-order", "lockstep.max-hold-time", "lockstep.on-lease-lost",
+					"lockstep.locks", "lockstep.redlock.nodes");
+		assertThat(properties).allSatisfy(
+				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
+					.asString()
+					.isNotBlank()
+					.endsWith("."));
+	}
+
+	@Test
+	void defaultsAreDocumented() throws IOException {
+		String metadata = metadata();
+		assertThat(
+				(List<Object>) JsonPath.read(metadata, "$.properties[?(@.name == 'lockstep.wait-time')].defaultValue"))
+			.containsExactly("5s");
+		assertThat(
+				(List<Object>) JsonPath.read(metadata, "$.properties[?(@.name == 'lockstep.lease-time')].defaultValue"))
+			.containsExactly("30s");
+		assertThat((List<Object>) JsonPath.read(metadata,
+				"$.properties[?(@.name == 'lockstep.aspect-order')].defaultValue"))
+			.containsExactly(Integer.MAX_VALUE - 100);
+		assertThat((List<Object>) JsonPath.read(metadata,
+				"$.properties[?(@.name == 'lockstep.on-lease-lost')].defaultValue"))
+			.containsExactly("notify");
+	}
+
+	private static String metadata() throws IOException {
+		try (InputStream in = new ClassPathResource("META-INF/spring-configuration-metadata.json").getInputStream()) {
+			return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+		}
+	}
+
+}
