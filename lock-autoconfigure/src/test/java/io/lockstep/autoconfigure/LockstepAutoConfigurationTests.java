@@ -276,6 +276,11 @@ class LockstepAutoConfigurationTests {
 			return this;
 		}
 
+		@Override
+		public LockTemplate withLockName(String lockName) {
+			return this;
+		}
+
 	}
 
 }

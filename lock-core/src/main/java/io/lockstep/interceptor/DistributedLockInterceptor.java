@@ -117,9 +117,8 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		LockTemplate template = this.templates.get(operation);
 		if (template == null) {
 			template = this.locks.get();
-			if (operation.name() != null) {
-				template = template.named(operation.name());
-			}
+			template = (operation.name() != null) ? template.named(operation.name())
+					: template.withLockName(operation.lockName());
 			if (operation.waitTime() != null) {
 				template = template.withWaitTime(operation.waitTime());
 			}

@@ -72,6 +72,15 @@ final class LockOperation {
 		return this.name;
 	}
 
+	/**
+	 * The name locks of this method are reported under (metrics, events, endpoint): the
+	 * annotation's name, else {@code SimpleClassName.method}.
+	 */
+	String lockName() {
+		return (this.name != null) ? this.name
+				: this.method.getDeclaringClass().getSimpleName() + "." + this.method.getName();
+	}
+
 	/** The wait time set on the annotation, or {@code null}. */
 	Duration waitTime() {
 		return this.waitTime;

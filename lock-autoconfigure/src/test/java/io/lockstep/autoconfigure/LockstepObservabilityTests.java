@@ -1,0 +1,177 @@
+package io.lockstep.autoconfigure;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.lockstep.DistributedLock;
+import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
+import io.lockstep.actuate.LocksEndpoint;
+import io.lockstep.actuate.LockstepHealthIndicator;
+import io.lockstep.observation.DefaultLockObservationConvention;
+import io.lockstep.observation.LockObservationContext;
+import io.lockstep.observation.LockObservationConvention;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import io.micrometer.common.KeyValues;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Metrics, the endpoint and health through the auto-configuration.
+ */
+@RedisTest
+class LockstepObservabilityTests {
+
+	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, ObservationAutoConfiguration.class,
+				MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
+				SimpleMetricsExportAutoConfiguration.class, LockstepObservationAutoConfiguration.class,
+				LockstepAutoConfiguration.class, LockstepActuatorAutoConfiguration.class))
+		.withUserConfiguration(ReportConfiguration.class);
+
+	private String redisPort;
+
+	@BeforeEach
+	void useRedis(RedisNode redis) {
+		this.redisPort = "spring.data.redis.port=" + redis.port();
+		this.contextRunner = this.contextRunner.withPropertyValues(this.redisPort, "lockstep.lease-time=900ms");
+	}
+
+	@Test
+	void anUnnamedAnnotatedMethodIsMeasuredUnderClassAndMethodName() {
+		this.contextRunner.run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			Reports reports = context.getBean(Reports.class);
+			double activeInside = reports
+				.build(() -> meters.get("lockstep.active").tag("lock", "Reports.build").gauge().value());
+			assertThat(activeInside).isEqualTo(1.0);
+			assertThat(meters.get("lockstep.acquire")
+				.tag("lock", "Reports.build")
+				.tag("outcome", "acquired")
+				.timer()
+				.count()).isEqualTo(1);
+			assertThat(meters.get("lockstep.held").tag("lock", "Reports.build").timer().count()).isEqualTo(1);
+			assertThat(meters.get("lockstep.active").tag("lock", "Reports.build").gauge().value()).isZero();
+		});
+	}
+
+	@Test
+	void aLostLeaseIsCountedByLockName(RedisNode redis) {
+		this.contextRunner.run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+			LockHandle lock = locks.named("orders").acquire("7");
+			redis.call("DEL", "lockstep:orders:7");
+			long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+			while (lock.isHeld() && System.nanoTime() < deadline) {
+				Thread.onSpinWait();
+			}
+			assertThat(lock.isHeld()).isFalse();
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close);
+			assertThat(meters.get("lockstep.lease.lost").tag("lock", "orders").counter().count()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void aUserConventionReplacesTheDefaultTags() {
+		this.contextRunner.withBean(LockObservationConvention.class, TeamConvention::new).run((context) -> {
+			context.getBean(Reports.class).build(() -> 0.0);
+			assertThat(context.getBean(MeterRegistry.class)
+				.get("lockstep.acquire")
+				.tag("lock", "Reports.build")
+				.tag("team", "inventory")
+				.timer()
+				.count()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void theEndpointAndHealthArePresentAndBackOffWithoutActuator() {
+		ApplicationContextRunner exposed = this.contextRunner
+			.withPropertyValues("management.endpoints.web.exposure.include=health,locks");
+		exposed.run((context) -> {
+			assertThat(context).hasSingleBean(LocksEndpoint.class).hasSingleBean(LockstepHealthIndicator.class);
+			assertThat(context.getBean(LockstepHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
+			AtomicReference<LocksEndpoint.HeldLocks> listed = new AtomicReference<>();
+			context.getBean(Reports.class).build(() -> {
+				listed.set(context.getBean(LocksEndpoint.class).locks());
+				return 0.0;
+			});
+			assertThat(listed.get().locks()).singleElement().satisfies((lock) -> {
+				assertThat(lock.key()).isEqualTo("lockstep:report");
+				assertThat(lock.lockName()).isEqualTo("Reports.build");
+				assertThat(lock.fencingToken()).isPositive();
+			});
+			assertThat(context.getBean(LocksEndpoint.class).lock("report").locked()).isFalse();
+		});
+		this.contextRunner.run((context) -> assertThat(context).doesNotHaveBean(LocksEndpoint.class));
+		exposed.withClassLoader(new FilteredClassLoader(Endpoint.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(LocksEndpoint.class)
+				.hasSingleBean(LockstepHealthIndicator.class));
+		this.contextRunner.withPropertyValues("management.health.lockstep.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(LockstepHealthIndicator.class));
+	}
+
+	@Test
+	void withoutMicrometerLocksStillWork() {
+		new ApplicationContextRunner()
+			.withConfiguration(
+					AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepObservationAutoConfiguration.class,
+							LockstepAutoConfiguration.class, LockstepActuatorAutoConfiguration.class))
+			.withUserConfiguration(ReportConfiguration.class)
+			.withPropertyValues(this.redisPort)
+			.withClassLoader(new FilteredClassLoader("io.micrometer.core", "io.micrometer.observation"))
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(RedisLockTemplate.class);
+				assertThat(context.getBean(Reports.class).build(() -> 2.0)).isEqualTo(2.0);
+			});
+	}
+
+	static class TeamConvention extends DefaultLockObservationConvention {
+
+		@Override
+		public KeyValues getLowCardinalityKeyValues(LockObservationContext context) {
+			return super.getLowCardinalityKeyValues(context).and("team", "inventory");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReportConfiguration {
+
+		@Bean
+		Reports reports() {
+			return new Reports();
+		}
+
+	}
+
+	public static class Reports {
+
+		@DistributedLock(key = "'report'")
+		public double build(java.util.function.DoubleSupplier inside) {
+			return inside.getAsDouble();
+		}
+
+	}
+
+}
