@@ -9,9 +9,6 @@ import java.util.function.Function;
 
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.test.RedisFixture;
-import io.lockstep.test.RedisNode;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -29,8 +26,6 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.util.FileSystemUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Tag("browser")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms" })
-class InventoryPageBrowserTests {
+class InventoryPageBrowserTests extends RealRedis {
 
 	private static final Path CHROMIUM = Path.of(System.getProperty("lockstep.test.chromium", "/usr/bin/chromium"));
 
@@ -56,21 +51,6 @@ class InventoryPageBrowserTests {
 	private static final Path SCREENSHOTS = Path.of("target", "screenshots");
 
 	private static final Duration DEMO_TIMEOUT = Duration.ofSeconds(60);
-
-	private static final RedisFixture fixture = new RedisFixture();
-
-	private static final RedisNode redis = fixture.standalone();
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", redis::host);
-		registry.add("spring.data.redis.port", redis::port);
-	}
-
-	@AfterAll
-	static void stopRedis() {
-		fixture.close();
-	}
 
 	@LocalServerPort
 	private int port;
