@@ -7,6 +7,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.context.TestPropertySource;
 
 /**
  * Base of the sample's application tests: one real redis-server process per test class,
@@ -14,6 +15,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * class.
  */
 @DirtiesContext
+@TestPropertySource(properties = "lockstep.sample.embedded-redis=false")
 abstract class RealRedis {
 
 	private static RedisFixture fixture;
