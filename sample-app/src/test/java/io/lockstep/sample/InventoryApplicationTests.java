@@ -88,20 +88,7 @@ class InventoryApplicationTests extends RealRedis {
 	@Test
 	void metricsShowAcquisitionOutcomesIncludingTimeouts() throws Exception {
 		post("/api/demo?sku=mug&orders=5&stock=5&instances=1&locked=true");
-		CountDownLatch held = new CountDownLatch(1);
-		CountDownLatch done = new CountDownLatch(1);
-		// a thread of its own: the common pool may have a single worker on a 2-core
-		// machine
-		CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> {
-			try (LockHandle lock = this.locks.named("stock").acquire("mug")) {
-				held.countDown();
-				done.await(10, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}, this.otherInstance);
-		assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+		AutoCloseable holder = holdElsewhere(this.locks.named("stock"), "mug");
 		try {
 			assertThat(this.locks.named("stock").withWaitTime(Duration.ofMillis(50)).tryAcquire("mug")).isEmpty();
 			Map<String, Object> endpoint = get("/actuator/locks");
@@ -116,8 +103,7 @@ class InventoryApplicationTests extends RealRedis {
 			assertThat(get("/actuator/locks/lockstep:stock:mug")).containsEntry("locked", true);
 		}
 		finally {
-			done.countDown();
-			holder.get(10, TimeUnit.SECONDS);
+			holder.close();
 		}
 		assertThat(get("/actuator/locks/stock:mug")).containsEntry("locked", false);
 
@@ -159,22 +145,34 @@ class InventoryApplicationTests extends RealRedis {
 		long before = this.reportJob.runs();
 		this.reportJob.report();
 		assertThat(this.reportJob.runs()).isEqualTo(before + 1);
+		try (AutoCloseable otherInstance = holdElsewhere(this.locks, "stock-report")) {
+			this.reportJob.report();
+		}
+		assertThat(this.reportJob.runs()).as("skipped while held elsewhere").isEqualTo(before + 1);
+	}
+
+	/**
+	 * Holds the lock on a thread of its own (as another instance would) until the
+	 * returned handle is closed. Not the common pool: it may have a single worker on a
+	 * 2-core machine.
+	 */
+	private AutoCloseable holdElsewhere(LockTemplate template, String key) throws Exception {
 		CountDownLatch held = new CountDownLatch(1);
 		CountDownLatch done = new CountDownLatch(1);
-		CompletableFuture<Void> otherInstance = CompletableFuture.runAsync(() -> {
-			try (LockHandle lock = this.locks.acquire("stock-report")) {
+		CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> {
+			try (LockHandle lock = template.acquire(key)) {
 				held.countDown();
-				done.await(10, TimeUnit.SECONDS);
+				done.await(30, TimeUnit.SECONDS);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 			}
 		}, this.otherInstance);
 		assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
-		this.reportJob.report();
-		done.countDown();
-		otherInstance.get(10, TimeUnit.SECONDS);
-		assertThat(this.reportJob.runs()).as("skipped while held elsewhere").isEqualTo(before + 1);
+		return () -> {
+			done.countDown();
+			holder.get(10, TimeUnit.SECONDS);
+		};
 	}
 
 	private String lockstepHealth() {
