@@ -62,7 +62,7 @@ class ArchitectureTests {
 			.and()
 			.doNotHaveSimpleName("RedisLockTemplate")
 			.and()
-			.doNotHaveSimpleName("Builder")
+			.doNotHaveSimpleName("RedisLockTemplateBuilder")
 			.should()
 			.bePublic()
 			.check(classes);

@@ -7,6 +7,7 @@ import io.lockstep.LockTemplate;
 import io.lockstep.interceptor.DistributedLockAdvisor;
 import io.lockstep.interceptor.HeldLocksTransactionListener;
 import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.redis.RedisLockTemplateBuilder;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.ObjectProvider;
@@ -52,7 +53,7 @@ public final class LockstepAutoConfiguration {
 			throw new IllegalStateException("lockstep.redlock.nodes is set, but Redlock is not available in this "
 					+ "version of Lockstep yet; remove the property to lock on the single Redis of spring.data.redis.*");
 		}
-		RedisLockTemplate.Builder builder = RedisLockTemplate.builder(connectionFactory)
+		RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
 			.keyPrefix(properties.getKeyPrefix())
 			.waitTime(properties.getWaitTime())
 			.leaseTime(properties.getLeaseTime())

@@ -1,6 +1,7 @@
 package io.lockstep.autoconfigure;
 
 import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.redis.RedisLockTemplateBuilder;
 
 /**
  * Customizes the auto-configured {@link RedisLockTemplate} after the {@code lockstep.*}
@@ -9,6 +10,6 @@ import io.lockstep.redis.RedisLockTemplate;
 @FunctionalInterface
 public interface RedisLockTemplateBuilderCustomizer {
 
-	void customize(RedisLockTemplate.Builder builder);
+	void customize(RedisLockTemplateBuilder builder);
 
 }

@@ -8,14 +8,12 @@ import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
-import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
 import io.lockstep.LockLostListener;
 import io.lockstep.internal.CallContext;
@@ -46,11 +44,7 @@ final class LockEngine implements AutoCloseable {
 
 	private final String fenceKey;
 
-	private final List<LockLostListener> listeners;
-
-	private final boolean interruptOnLoss;
-
-	private final AtomicLong leasesLost = new AtomicLong();
+	private final LeaseLossNotifier losses;
 
 	private final LockObservations observations;
 
@@ -68,8 +62,7 @@ final class LockEngine implements AutoCloseable {
 		this.watchdog = new Watchdog(this.commands, this.scheduler, maxHoldTime, this::lost,
 				(lease) -> observations.stopHeld(lease.observation()));
 		this.fenceKey = keyPrefix + "__fence";
-		this.listeners = List.copyOf(listeners);
-		this.interruptOnLoss = interruptOnLoss;
+		this.losses = new LeaseLossNotifier(listeners, interruptOnLoss, observations);
 		this.observations = observations;
 	}
 
@@ -235,26 +228,7 @@ final class LockEngine implements AutoCloseable {
 	}
 
 	void lost(Lease lease, String reason) {
-		if (!lease.markLost(reason)) {
-			return;
-		}
-		this.leasesLost.incrementAndGet();
-		this.observations.leaseLost(lease.observation(), reason);
-		logger.warn("Lock '{}' (fencing token {}) held by thread '{}' was lost: {}", lease.key(), lease.fencingToken(),
-				lease.holder().getName(), reason);
-		LockLostEvent event = new LockLostEvent(lease, lease.key(), lease.lockName(), lease.fencingToken(), reason,
-				lease.holder().getName());
-		for (LockLostListener listener : this.listeners) {
-			try {
-				listener.onLockLost(event);
-			}
-			catch (RuntimeException ex) {
-				logger.error("LockLostListener {} failed", listener, ex);
-			}
-		}
-		if (this.interruptOnLoss && !lease.detached() && lease.holder().isAlive()) {
-			lease.holder().interrupt();
-		}
+		this.losses.lost(lease, reason);
 	}
 
 	List<LockInfo> heldLocks() {
@@ -278,7 +252,7 @@ final class LockEngine implements AutoCloseable {
 	}
 
 	long leasesLost() {
-		return this.leasesLost.get();
+		return this.losses.count();
 	}
 
 	Watchdog watchdog() {

@@ -1,7 +1,14 @@
 package io.lockstep.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+
+import io.lockstep.LockKeyException;
 
 import org.springframework.util.Assert;
 
@@ -82,6 +89,41 @@ record LockSettings(String keyPrefix, String name, String reportedName, Duration
 					"'" + what + "' must be between " + MIN_LEASE + " and " + MAX_LEASE + " but was " + leaseTime);
 		}
 		return leaseTime;
+	}
+
+	/**
+	 * The Redis key of a lock key: {@code <prefix>[<name>:]<key>}.
+	 * @throws LockKeyException for a {@code null}, blank, reserved or too long key
+	 */
+	String redisKey(String key) {
+		if (key == null) {
+			throw new LockKeyException("Lock key must not be null");
+		}
+		if (key.isBlank()) {
+			throw new LockKeyException("Lock key must not be empty or blank, got '" + key + "'");
+		}
+		if (this.name == null && key.startsWith("__")) {
+			throw new LockKeyException("Lock keys starting with '__' are reserved, got '" + key + "'");
+		}
+		String redisKey = this.keyPrefix + ((this.name != null) ? this.name + ":" : "") + key;
+		int bytes = redisKey.getBytes(StandardCharsets.UTF_8).length;
+		if (bytes > RedisLockTemplate.MAX_KEY_BYTES) {
+			throw new LockKeyException("Lock key is " + bytes + " bytes as a Redis key, over the limit of "
+					+ RedisLockTemplate.MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
+		}
+		return redisKey;
+	}
+
+	/** The distinct Redis keys of several lock keys, sorted. */
+	List<String> redisKeys(Collection<String> keys) {
+		if (keys == null || keys.isEmpty()) {
+			throw new LockKeyException("Lock keys must not be null or empty, got " + keys);
+		}
+		TreeSet<String> sorted = new TreeSet<>();
+		for (String key : keys) {
+			sorted.add(redisKey(key));
+		}
+		return new ArrayList<>(sorted);
 	}
 
 }

@@ -45,7 +45,7 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 
 	private final LockSettings settings;
 
-	private RedisLockTemplate(LockEngine engine, LockSettings settings) {
+	RedisLockTemplate(LockEngine engine, LockSettings settings) {
 		this.engine = engine;
 		this.settings = settings;
 	}
@@ -54,7 +54,7 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 	 * A builder on the Lettuce client of a {@link LettuceConnectionFactory} (standalone,
 	 * Sentinel or Cluster).
 	 */
-	public static Builder builder(RedisConnectionFactory connectionFactory) {
+	public static RedisLockTemplateBuilder builder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 		if (!(connectionFactory instanceof LettuceConnectionFactory lettuce)) {
 			throw new IllegalArgumentException("Lockstep needs a LettuceConnectionFactory (Lettuce is Spring Boot's "
@@ -64,16 +64,16 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 		if (client == null) {
 			throw new IllegalStateException("The LettuceConnectionFactory is not started yet");
 		}
-		return new Builder(client);
+		return new RedisLockTemplateBuilder(client);
 	}
 
 	/**
 	 * A builder on a Lettuce {@code RedisClient} or {@code RedisClusterClient}; the
 	 * client stays yours to shut down.
 	 */
-	public static Builder builder(AbstractRedisClient client) {
+	public static RedisLockTemplateBuilder builder(AbstractRedisClient client) {
 		Assert.notNull(client, "'client' must not be null");
-		return new Builder(client);
+		return new RedisLockTemplateBuilder(client);
 	}
 
 	@Override
@@ -111,7 +111,7 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 
 	@Override
 	public LockHandle acquireAll(Collection<String> keys) {
-		return acquire(redisKeys(keys), this.settings.waitNanos(), true);
+		return acquire(this.settings.redisKeys(keys), this.settings.waitNanos(), true);
 	}
 
 	@Override
@@ -193,173 +193,7 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 	}
 
 	String redisKey(String key) {
-		if (key == null) {
-			throw new LockKeyException("Lock key must not be null");
-		}
-		if (key.isBlank()) {
-			throw new LockKeyException("Lock key must not be empty or blank, got '" + key + "'");
-		}
-		if (this.settings.name() == null && key.startsWith("__")) {
-			throw new LockKeyException("Lock keys starting with '__' are reserved, got '" + key + "'");
-		}
-		String redisKey = this.settings.keyPrefix() + ((this.settings.name() != null) ? this.settings.name() + ":" : "")
-				+ key;
-		int bytes = redisKey.getBytes(StandardCharsets.UTF_8).length;
-		if (bytes > MAX_KEY_BYTES) {
-			throw new LockKeyException("Lock key is " + bytes + " bytes as a Redis key, over the limit of "
-					+ MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
-		}
-		return redisKey;
-	}
-
-	private List<String> redisKeys(Collection<String> keys) {
-		if (keys == null || keys.isEmpty()) {
-			throw new LockKeyException("Lock keys must not be null or empty, got " + keys);
-		}
-		TreeSet<String> sorted = new TreeSet<>();
-		for (String key : keys) {
-			sorted.add(redisKey(key));
-		}
-		return new ArrayList<>(sorted);
-	}
-
-	/**
-	 * Builds a {@link RedisLockTemplate}.
-	 */
-	public static final class Builder {
-
-		private final AbstractRedisClient client;
-
-		private String keyPrefix = "lockstep:";
-
-		private Duration waitTime = Duration.ofSeconds(5);
-
-		private Duration leaseTime = Duration.ofSeconds(30);
-
-		private Duration maxHoldTime;
-
-		private Duration commandTimeout = Duration.ofSeconds(2);
-
-		private boolean interruptOnLeaseLost;
-
-		private final List<LockLostListener> listeners = new ArrayList<>();
-
-		private final Map<String, LockSettings.Override> overrides = new HashMap<>();
-
-		// typed Object so that this class loads without Micrometer on the classpath
-		private Object observationRegistry;
-
-		private Object observationConvention;
-
-		private Builder(AbstractRedisClient client) {
-			this.client = client;
-		}
-
-		/** Prefix of every Redis key; default {@code lockstep:}. */
-		public Builder keyPrefix(String keyPrefix) {
-			Assert.notNull(keyPrefix, "'keyPrefix' must not be null");
-			Assert.isTrue(keyPrefix.length() <= 128, "'keyPrefix' must be at most 128 characters");
-			this.keyPrefix = keyPrefix;
-			return this;
-		}
-
-		/** Default wait for a lock; default 5s. */
-		public Builder waitTime(Duration waitTime) {
-			this.waitTime = LockSettings.checkWait(waitTime, "waitTime");
-			return this;
-		}
-
-		/** Watchdog lease, renewed every third of it while held; default 30s. */
-		public Builder leaseTime(Duration leaseTime) {
-			this.leaseTime = LockSettings.checkLease(leaseTime, "leaseTime");
-			return this;
-		}
-
-		/**
-		 * Hard cap on renewal: no lease is renewed past this time after acquisition;
-		 * default none.
-		 */
-		public Builder maxHoldTime(Duration maxHoldTime) {
-			Assert.isTrue(maxHoldTime == null || (!maxHoldTime.isNegative() && !maxHoldTime.isZero()),
-					"'maxHoldTime' must be positive");
-			this.maxHoldTime = maxHoldTime;
-			return this;
-		}
-
-		/**
-		 * Bound on every Redis command of the lock; default 2s; keep it well below the
-		 * lease.
-		 */
-		public Builder commandTimeout(Duration commandTimeout) {
-			Assert.isTrue(commandTimeout != null && !commandTimeout.isNegative() && !commandTimeout.isZero(),
-					"'commandTimeout' must be positive");
-			Assert.isTrue(commandTimeout.toMillis() <= TimeUnit.MINUTES.toMillis(1),
-					"'commandTimeout' must be at most 1 minute");
-			this.commandTimeout = commandTimeout;
-			return this;
-		}
-
-		/**
-		 * Whether a lost lease also interrupts the holding thread; default false (notify
-		 * only).
-		 */
-		public Builder interruptOnLeaseLost(boolean interrupt) {
-			this.interruptOnLeaseLost = interrupt;
-			return this;
-		}
-
-		/** Adds a listener told about every lost lease. */
-		public Builder lockLostListener(LockLostListener listener) {
-			Assert.notNull(listener, "'listener' must not be null");
-			this.listeners.add(listener);
-			return this;
-		}
-
-		/**
-		 * Overrides the wait and the lease for the lock name used with
-		 * {@link #named(String)} (or the annotation's name); {@code null} keeps the
-		 * default.
-		 */
-		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime) {
-			Assert.hasText(name, "'name' must not be empty");
-			Duration wait = (waitTime != null) ? LockSettings.checkWait(waitTime, "locks." + name + ".wait-time")
-					: null;
-			Duration lease = (leaseTime != null) ? LockSettings.checkLease(leaseTime, "locks." + name + ".lease-time")
-					: null;
-			this.overrides.put(name, new LockSettings.Override(wait, lease));
-			return this;
-		}
-
-		/**
-		 * Observes acquisitions ({@code lockstep.acquire}) and held locks
-		 * ({@code lockstep.held}) through Micrometer; {@code convention} may be
-		 * {@code null} for the default one. Needs
-		 * {@code io.micrometer:micrometer-observation}.
-		 */
-		public Builder observationRegistry(io.micrometer.observation.ObservationRegistry registry,
-				io.lockstep.observation.LockObservationConvention convention) {
-			Assert.notNull(registry, "'registry' must not be null");
-			this.observationRegistry = registry;
-			this.observationConvention = convention;
-			return this;
-		}
-
-		public RedisLockTemplate build() {
-			if (this.commandTimeout.compareTo(this.leaseTime.dividedBy(3)) > 0) {
-				throw new IllegalArgumentException("'commandTimeout' (" + this.commandTimeout
-						+ ") must not exceed a third of 'leaseTime' (" + this.leaseTime + ")");
-			}
-			LockObservations observations = (this.observationRegistry != null)
-					? new MicrometerLockObservations(
-							(io.micrometer.observation.ObservationRegistry) this.observationRegistry,
-							(io.lockstep.observation.LockObservationConvention) this.observationConvention)
-					: LockObservations.NONE;
-			LockEngine engine = new LockEngine(this.client, this.commandTimeout, this.keyPrefix, this.maxHoldTime,
-					this.listeners, this.interruptOnLeaseLost, observations);
-			return new RedisLockTemplate(engine, new LockSettings(this.keyPrefix, null, null, this.waitTime,
-					this.leaseTime, false, Map.copyOf(this.overrides)));
-		}
-
+		return this.settings.redisKey(key);
 	}
 
 }

@@ -30,7 +30,7 @@ final class TestLocks {
 		return RedisClient.create(RedisURI.create(node.host(), node.port()));
 	}
 
-	static RedisLockTemplate.Builder builder(RedisClient client) {
+	static RedisLockTemplateBuilder builder(RedisClient client) {
 		return RedisLockTemplate.builder(client);
 	}
 

@@ -45,7 +45,7 @@ class WatchdogTests {
 		this.client.shutdown();
 	}
 
-	private RedisLockTemplate.Builder locks() {
+	private RedisLockTemplateBuilder locks() {
 		return TestLocks.builder(this.client).leaseTime(LEASE).commandTimeout(Duration.ofMillis(200));
 	}
 
