@@ -22,7 +22,10 @@ import java.util.Optional;
 public interface LockTemplate {
 
 	/**
-	 * Runs the callback holding the lock, waiting up to the wait time for it.
+	 * Runs the callback holding the lock, waiting up to the wait time for it. The lock is
+	 * released when the callback returns; inside an active Spring transaction, only when
+	 * that transaction completes, and it is confirmed in Redis before the commit (a lost
+	 * lease then rolls the transaction back with {@link LockLostException}).
 	 * @throws LockAcquisitionException if the lock was not acquired within the wait time
 	 * @throws LockLostException if the lease was lost while the callback ran (after it
 	 * returned)

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 import io.lockstep.DistributedLock;
+import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.test.RedisNode;
@@ -170,6 +171,41 @@ class TransactionTests {
 			});
 	}
 
+	@Test
+	void aTemplateLockTakenInsideATransactionIsHeldUntilAfterCommit() {
+		this.contextRunner.withUserConfiguration(ShopConfiguration.class, TransactionsInsideLocks.class)
+			.run((context) -> {
+				LockTemplate locks = context.getBean(LockTemplate.class);
+				List<Boolean> lockedAfterCallback = new ArrayList<>();
+				transactions(context).executeWithoutResult((status) -> {
+					assertThat(locks.execute("template", LockHandle::fencingToken)).isPositive();
+					lockedAfterCallback.add(locks.isLocked("template"));
+				});
+				assertThat(lockedAfterCallback).containsExactly(true);
+				assertThat(locks.isLocked("template")).isFalse();
+				// outside a transaction the callback's end releases it
+				locks.execute("template", LockHandle::fencingToken);
+				assertThat(locks.isLocked("template")).isFalse();
+			});
+	}
+
+	@Test
+	void aTemplateLockLostInsideATransactionRollsItBack() {
+		this.contextRunner.withUserConfiguration(ShopConfiguration.class, TransactionsInsideLocks.class)
+			.run((context) -> {
+				Shop shop = context.getBean(Shop.class);
+				LockTemplate locks = context.getBean(LockTemplate.class);
+				assertThatExceptionOfType(LockLostException.class)
+					.isThrownBy(() -> transactions(context).executeWithoutResult((status) -> {
+						locks.execute("template-guard", (lock) -> shop.order("template"));
+						assertThat(this.redis.call("DEL", "tx:template-guard")).isEqualTo(1L);
+					}))
+					.withMessageContaining("tx:template-guard");
+				assertThat(shop.orders("template")).isZero();
+				assertThat(shop.stock("template")).isEqualTo(STOCK);
+			});
+	}
+
 	private static TransactionTemplate transactions(AssertableApplicationContext context) {
 		return new TransactionTemplate(context.getBean(DataSourceTransactionManager.class));
 	}
@@ -244,7 +280,7 @@ class TransactionTests {
 					"create table if not exists stock (sku varchar(64) primary key, stock int not null check (stock >= 0))");
 			jdbc.execute(
 					"create table if not exists orders (id bigint auto_increment primary key, sku varchar(64) not null)");
-			for (String sku : List.of("seed", "inside", "control", "order", "outer", "guarded", "method")) {
+			for (String sku : List.of("seed", "inside", "control", "order", "outer", "guarded", "method", "template")) {
 				jdbc.update("merge into stock (sku, stock) key (sku) values (?, ?)", sku, STOCK);
 			}
 			return dataSource;

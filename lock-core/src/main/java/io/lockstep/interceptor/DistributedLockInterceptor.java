@@ -11,11 +11,11 @@ import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.CallContext;
+import io.lockstep.internal.transaction.LockRelease;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 
 import org.springframework.aop.support.AopUtils;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Runs a {@link io.lockstep.DistributedLock} method holding its lock: evaluates the key,
@@ -54,11 +54,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		catch (LockAcquisitionException ex) {
 			return operation.notAcquired(target, args, ex);
 		}
-		boolean inTransaction = TransactionSynchronizationManager.isSynchronizationActive();
-		LockRelease release = new LockRelease(handle, inTransaction ? 2 : 1);
-		if (inTransaction) {
-			TransactionSynchronizationManager.registerSynchronization(new TransactionBoundRelease(release));
-		}
+		LockRelease release = LockRelease.bind(handle);
 		return operation.async() ? proceedAsync(invocation, release) : proceed(invocation, release);
 	}
 

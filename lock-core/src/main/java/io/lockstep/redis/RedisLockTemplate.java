@@ -1,23 +1,16 @@
 package io.lockstep.redis;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockCallback;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
-import io.lockstep.LockKeyException;
-import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
+import io.lockstep.internal.transaction.LockRelease;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -79,28 +72,38 @@ public final class RedisLockTemplate implements LockTemplate, AutoCloseable {
 	@Override
 	public <T> T execute(String key, LockCallback<T> callback) {
 		Assert.notNull(callback, "'callback' must not be null");
-		try (LockHandle lock = acquire(key)) {
-			return callback.doInLock(lock);
-		}
+		return run(acquire(key), callback);
 	}
 
 	@Override
 	public <T> T executeAll(Collection<String> keys, LockCallback<T> callback) {
 		Assert.notNull(callback, "'callback' must not be null");
-		try (LockHandle lock = acquireAll(keys)) {
-			return callback.doInLock(lock);
-		}
+		return run(acquireAll(keys), callback);
 	}
 
 	@Override
 	public <T> Optional<T> tryExecute(String key, LockCallback<T> callback) {
 		Assert.notNull(callback, "'callback' must not be null");
 		Optional<LockHandle> acquired = tryAcquire(key);
-		if (acquired.isEmpty()) {
-			return Optional.empty();
+		return acquired.map((lock) -> run(lock, callback));
+	}
+
+	/**
+	 * Runs the callback and releases the lock after it, or, inside a Spring transaction,
+	 * after that transaction completes (confirming the lock before it commits).
+	 */
+	private <T> T run(LockHandle lock, LockCallback<T> callback) {
+		LockRelease release = LockRelease.bind(lock);
+		Throwable failure = null;
+		try {
+			return callback.doInLock(lock);
 		}
-		try (LockHandle lock = acquired.get()) {
-			return Optional.ofNullable(callback.doInLock(lock));
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			release.arrive(failure);
 		}
 	}
 

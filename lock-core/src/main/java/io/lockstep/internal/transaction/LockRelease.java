@@ -1,26 +1,42 @@
-package io.lockstep.interceptor;
+package io.lockstep.internal.transaction;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockstep.LockHandle;
+
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Releases a lock once every party that must outlast it has arrived: the call (its
  * return, or the completion of its future) and, when the lock was taken inside an active
  * transaction, that transaction's completion.
  */
-final class LockRelease {
+public final class LockRelease {
 
 	private final LockHandle handle;
 
 	private final AtomicInteger parties;
 
-	LockRelease(LockHandle handle, int parties) {
+	public LockRelease(LockHandle handle, int parties) {
 		this.handle = handle;
 		this.parties = new AtomicInteger(parties);
 	}
 
-	LockHandle handle() {
+	/**
+	 * A release for a lock just acquired: after the call alone, or, when a Spring
+	 * transaction is active on this thread, after both the call and that transaction
+	 * (which also confirms the lock before it commits).
+	 */
+	public static LockRelease bind(LockHandle handle) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			return new LockRelease(handle, 1);
+		}
+		LockRelease release = new LockRelease(handle, 2);
+		TransactionSynchronizationManager.registerSynchronization(new TransactionBoundRelease(release));
+		return release;
+	}
+
+	public LockHandle handle() {
 		return this.handle;
 	}
 
@@ -28,7 +44,7 @@ final class LockRelease {
 	 * One party is done; the last one releases the lock. A failure of the release is
 	 * added to {@code failure} when there is one, else thrown.
 	 */
-	void arrive(Throwable failure) {
+	public void arrive(Throwable failure) {
 		if (this.parties.decrementAndGet() != 0) {
 			return;
 		}

@@ -1,4 +1,4 @@
-package io.lockstep.interceptor;
+package io.lockstep.internal.transaction;
 
 import io.lockstep.LockException;
 import org.slf4j.Logger;
@@ -11,13 +11,13 @@ import org.springframework.transaction.support.TransactionSynchronization;
  * before the commit (a lost lease throws {@link io.lockstep.LockLostException}, so the
  * transaction rolls back) and releases it only after the transaction completed.
  */
-final class TransactionBoundRelease implements TransactionSynchronization {
+public final class TransactionBoundRelease implements TransactionSynchronization {
 
 	private static final Logger logger = LoggerFactory.getLogger(TransactionBoundRelease.class);
 
 	private final LockRelease release;
 
-	TransactionBoundRelease(LockRelease release) {
+	public TransactionBoundRelease(LockRelease release) {
 		this.release = release;
 	}
 

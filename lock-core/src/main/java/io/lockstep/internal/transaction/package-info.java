@@ -1,0 +1,4 @@
+/**
+ * Internal support binding a lock's release to a Spring transaction; not API.
+ */
+package io.lockstep.internal.transaction;
