@@ -9,6 +9,10 @@ interface LockObservations {
 	LockObservations NONE = new LockObservations() {
 	};
 
+	// The outcomes repeat LockObservationContext's constants on purpose: that class
+	// extends a
+	// Micrometer type, and the engine must load without Micrometer on the classpath.
+
 	/** Outcome of an acquisition that got the lock. */
 	String ACQUIRED = "acquired";
 
