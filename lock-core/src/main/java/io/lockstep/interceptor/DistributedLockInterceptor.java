@@ -85,7 +85,10 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 			release.arrive(null);
 			return null;
 		}
-		CallContext.detach(release.handle().key());
+		// the future holds the lock now: this thread's call ended
+		if (release.handle() instanceof CallContext.Entry entry) {
+			entry.endCall();
+		}
 		CompletableFuture<Object> completion = new CompletableFuture<>();
 		((CompletionStage<?>) result).whenComplete((value, ex) -> {
 			Throwable failure = ex;

@@ -1,19 +1,24 @@
 package io.lockstep.internal;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * The locks held by the current call (this thread), innermost last. Entries whose lock
- * was released elsewhere (another thread closed the handle) are skipped and dropped.
+ * The locks held by the current call on this thread, innermost last. An entry stays only
+ * while its call runs: it is removed when its handle is closed on this thread or when the
+ * call hands the lock over to asynchronous work ({@link #remove}); entries closed
+ * elsewhere (another thread closed the handle) are skipped and dropped. Entries are
+ * weakly referenced, so a handle dropped without {@code close()} can still be detected as
+ * leaked. The thread-local is cleared whenever it becomes empty.
  */
 public final class CallContext {
 
-	private static final ThreadLocal<Deque<Entry>> held = ThreadLocal.withInitial(ArrayDeque::new);
+	private static final ThreadLocal<Deque<WeakReference<Entry>>> held = new ThreadLocal<>();
 
 	private CallContext() {
 	}
@@ -21,113 +26,115 @@ public final class CallContext {
 	/** A lock held by a call. */
 	public interface Entry {
 
-		String key();
+		/** The full keys this entry holds. */
+		List<String> keys();
 
 		long fencingToken();
 
+		/** Whether the call still runs holding the lock. */
 		boolean isActive();
 
-		/** The client that acquired it; reentrancy never crosses clients. */
+		/** The engine that acquired it; reentrancy never crosses engines. */
 		Object owner();
 
 		/**
-		 * Confirms with Redis that the lock is still held; does nothing once it was
+		 * Confirms with the storage that the lock is still held; does nothing once it was
 		 * released normally.
 		 * @throws RuntimeException ({@code LockLostException}) when the lease was lost
 		 */
 		void verifyHeld();
 
-		/** The reentrancy depth: 1 for an acquisition that nobody re-entered. */
-		int depth();
+		/** Whether a lost lease interrupted this call's thread. */
+		boolean interruptedByLoss();
 
 		/**
-		 * Unbinds the lock from the acquiring thread: the watchdog keeps renewing it
-		 * after that thread ends or moves on, and a lost lease no longer interrupts it.
+		 * Ends the call on this thread while the lock stays held (asynchronous work holds
+		 * it now): this thread no longer re-enters it and is no longer interrupted for
+		 * it.
 		 */
-		void detach();
+		void endCall();
 
 	}
 
 	public static void push(Entry entry) {
-		held.get().addLast(entry);
-	}
-
-	public static void remove(Entry entry) {
-		Deque<Entry> entries = held.get();
-		entries.removeLastOccurrence(entry);
-		if (entries.isEmpty()) {
-			held.remove();
+		Deque<WeakReference<Entry>> entries = held.get();
+		if (entries == null) {
+			entries = new ArrayDeque<>();
+			held.set(entries);
 		}
+		entries.addLast(new WeakReference<>(entry));
 	}
 
-	/**
-	 * The innermost active entry for the key of the given owner on this thread, or
-	 * {@code null}.
-	 */
-	public static Entry find(String key, Object owner) {
-		Deque<Entry> entries = held.get();
-		for (Iterator<Entry> it = entries.descendingIterator(); it.hasNext();) {
-			Entry entry = it.next();
-			if (!entry.isActive()) {
+	/** Removes the entry from this thread's context, if it is there. */
+	public static void remove(Entry entry) {
+		Deque<WeakReference<Entry>> entries = held.get();
+		if (entries == null) {
+			return;
+		}
+		for (Iterator<WeakReference<Entry>> it = entries.descendingIterator(); it.hasNext();) {
+			Entry candidate = it.next().get();
+			if (candidate == null || candidate == entry) {
 				it.remove();
 			}
-			else if (entry.key().equals(key) && entry.owner() == owner) {
-				return entry;
-			}
 		}
-		if (entries.isEmpty()) {
-			held.remove();
-		}
-		return null;
+		clearIfEmpty(entries);
 	}
 
 	/** The active entries of this thread, outermost first. */
 	public static List<Entry> held() {
-		Deque<Entry> entries = held.get();
+		Deque<WeakReference<Entry>> entries = held.get();
+		if (entries == null) {
+			return List.of();
+		}
 		List<Entry> active = new ArrayList<>(entries.size());
-		for (Entry entry : entries) {
-			if (entry.isActive()) {
+		for (Iterator<WeakReference<Entry>> it = entries.iterator(); it.hasNext();) {
+			Entry entry = it.next().get();
+			if (entry == null || !entry.isActive()) {
+				it.remove();
+			}
+			else {
 				active.add(entry);
 			}
 		}
-		if (entries.isEmpty()) {
-			held.remove();
-		}
+		clearIfEmpty(entries);
 		return active;
 	}
 
-	/**
-	 * Moves the lock acquired for the key off this thread, so that it can stay held past
-	 * the call (an asynchronous result) without this thread re-entering it. Does nothing
-	 * and returns {@code false} for a reentrant acquisition, which the thread's outer
-	 * call still owns.
-	 */
-	public static boolean detach(String key) {
-		Entry entry = null;
-		for (Iterator<Entry> it = held.get().descendingIterator(); it.hasNext() && entry == null;) {
-			Entry candidate = it.next();
-			if (candidate.isActive() && candidate.key().equals(key)) {
-				entry = candidate;
+	/** The active entries of one engine on this thread, outermost first. */
+	public static List<Entry> held(Object owner) {
+		List<Entry> all = held();
+		if (all.isEmpty()) {
+			return all;
+		}
+		List<Entry> mine = new ArrayList<>(all.size());
+		for (Entry entry : all) {
+			if (entry.owner() == owner) {
+				mine.add(entry);
 			}
 		}
-		if (entry == null || entry.depth() != 1) {
-			return false;
+		return mine;
+	}
+
+	/** Whether another active entry on this thread was interrupted by a lost lease. */
+	public static boolean anyInterruptedByLoss() {
+		for (Entry entry : held()) {
+			if (entry.interruptedByLoss()) {
+				return true;
+			}
 		}
-		entry.detach();
-		remove(entry);
-		return true;
+		return false;
 	}
 
 	public static OptionalLong currentFencingToken() {
-		Deque<Entry> entries = held.get();
-		for (Iterator<Entry> it = entries.descendingIterator(); it.hasNext();) {
-			Entry entry = it.next();
-			if (entry.isActive()) {
-				return OptionalLong.of(entry.fencingToken());
-			}
+		List<Entry> entries = held();
+		return entries.isEmpty() ? OptionalLong.empty()
+				: OptionalLong.of(entries.get(entries.size() - 1).fencingToken());
+	}
+
+	private static void clearIfEmpty(Deque<WeakReference<Entry>> entries) {
+		if (entries.isEmpty()) {
+			held.remove();
 		}
-		held.remove();
-		return OptionalLong.empty();
 	}
 
 }

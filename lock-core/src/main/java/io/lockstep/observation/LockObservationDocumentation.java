@@ -113,6 +113,22 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 			public String getContextualName() {
 				return "lease lost";
 			}
+		},
+
+		/**
+		 * Releasing failed after the guarded work completed (the storage did not answer);
+		 * the lease was still valid and is left to expire on its own.
+		 */
+		RELEASE_FAILED {
+			@Override
+			public String getName() {
+				return "release.failed";
+			}
+
+			@Override
+			public String getContextualName() {
+				return "release failed";
+			}
 		}
 
 	}

@@ -78,7 +78,9 @@ final class LockCommands implements AutoCloseable {
 			if (failure == null) {
 				result.complete(value);
 			}
-			else if (isNoScript(failure)) {
+			else if (isNoScript(failure) && !result.isDone()) {
+				// only while the caller still waits: after its timeout the command must
+				// not run
 				this.async
 					.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
 					.whenComplete((retried, again) -> complete(result, retried, again));

@@ -1,5 +1,5 @@
 /**
- * The Redis implementation: {@link io.lockstep.redis.RedisLockTemplate}, its Lua scripts,
- * the watchdog that renews leases and the waiters woken by release notifications.
+ * The single-master Redis backend: {@link io.lockstep.redis.RedisLockTemplate}, its
+ * builder, its Lua scripts and its release notifications over pub/sub.
  */
 package io.lockstep.redis;

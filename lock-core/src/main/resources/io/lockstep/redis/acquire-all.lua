@@ -1,10 +1,11 @@
 -- Acquires several locks all or nothing, atomically (so no ordering can deadlock).
 -- KEYS[1..n]     lock keys
--- KEYS[n+1..2n]  the fencing counter of each lock key's name, in the same order
+-- KEYS[n+1..2n]  the fencing counter serving each lock key, in the same order
 -- ARGV[1]        owner token (128-bit random, hex)
 -- ARGV[2]        lease in milliseconds
+-- ARGV[3]        max hold in milliseconds, 0 for none (see acquire.lua)
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
---                                    their fencing token and get their lease refreshed)
+--                                    their fencing token and cap)
 --          {0, pttl, i}              at least one key is held by another owner: pttl = the
 --                                    longest remaining lease among those keys, in ms, and
 --                                    i = the 0-based index of the first such key
@@ -26,17 +27,20 @@ if first >= 0 then
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local cap = 0
+if tonumber(ARGV[3]) > 0 then
+  cap = math.floor(now / 1000) + tonumber(ARGV[3])
+end
 local result = {1}
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    result[i + 1] = tonumber(string.sub(current, #prefix + 1))
+    result[i + 1] = tonumber(string.match(current, '^[^:]*:(%d+)'))
   else
     local fence = math.max(tonumber(redis.call('GET', KEYS[n + i]) or '0') + 1, now)
     local text = string.format('%.0f', fence)
     redis.call('SET', KEYS[n + i], text)
-    redis.call('SET', KEYS[i], prefix .. text, 'PX', ARGV[2])
+    redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap), 'PX', ARGV[2])
     result[i + 1] = fence
   end
 end

@@ -28,15 +28,15 @@ class HygieneTests {
 			String key = "clean:" + i;
 			LockHandle held = locks.acquire(key);
 			CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> other.execute(key, (lock) -> null));
-			TestLocks.eventually(Duration.ofSeconds(2), () -> other.engine().waiters().subscriptions() > 0);
+			TestLocks.eventually(Duration.ofSeconds(2), () -> other.engine().keysWaitedFor() > 0);
 			held.close();
 			waiter.get(5, TimeUnit.SECONDS);
 		}
 		locks.acquireAll(List.of("clean:a", "clean:b")).close();
 		locks.tryExecute("clean:c", (lock) -> null);
 
-		assertThat(locks.engine().watchdog().size()).isZero();
-		assertThat(other.engine().waiters().subscriptions()).isZero();
+		assertThat(locks.engine().registered()).isZero();
+		assertThat(other.engine().keysWaitedFor()).isZero();
 		assertThat(TestLocks.eventually(Duration.ofSeconds(2),
 				() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:*")).isEmpty()))
 			.as("no channel subscribed after the waiters left")
@@ -56,7 +56,7 @@ class HygieneTests {
 		System.out.printf(
 				"after release and shutdown: keys %s, pub/sub clients %d, renewal tasks %d, watchdog thread "
 						+ "gone %s%n",
-				keys, pubSubClients.lines().count(), locks.engine().watchdog().size(), watchdogThreadAlive);
+				keys, pubSubClients.lines().count(), locks.engine().registered(), watchdogThreadAlive);
 		assertThat(keys).as("only the fencing counter stays").containsExactly("lockstep:__fence");
 		assertThat(pubSubClients).isBlank();
 		assertThat(watchdogThreadAlive).isTrue();

@@ -159,13 +159,6 @@ class ObservationTests {
 		assertThat(timerCount("lockstep.acquire", "orders", "acquired")).isEqualTo(1_000);
 	}
 
-	@Test
-	void theEnginesOutcomesAreTheDocumentedOnes() {
-		assertThat(List.of(LockObservations.ACQUIRED, LockObservations.TIMEOUT, LockObservations.ERROR))
-			.containsExactly(LockObservationContext.ACQUIRED, LockObservationContext.TIMEOUT,
-					LockObservationContext.ERROR);
-	}
-
 	private long timerCount(String name, String lock, String outcome) {
 		var timer = this.meters.find(name).tag("lock", lock).tag("outcome", outcome).timer();
 		return (timer != null) ? timer.count() : 0;

@@ -37,7 +37,7 @@ class RenewalBatchingTests {
 																			// synchronisation
 			long roundTrips = TestLocks.commandCalls(redis, "evalsha") + TestLocks.commandCalls(redis, "eval")
 					- scriptsBefore;
-			int perTick = locks.engine().watchdog().mostRoundTripsInATick();
+			int perTick = locks.engine().mostRenewalCallsInAPass();
 			// every lock is renewed about every lease/3, so about 6 times in the window
 			long renewals = 1_000L * window / (lease.toMillis() / 3);
 			System.out.printf(

@@ -66,7 +66,7 @@ class WaitingTests {
 				});
 				assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
 				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> waiter.engine().waiters().subscriptions() == 1 && isParked(waiter)))
+						() -> waiter.engine().keysWaitedFor() == 1 && isParked(waiter)))
 					.as("the waiter is parked")
 					.isTrue();
 				long released = System.nanoTime();
@@ -89,7 +89,7 @@ class WaitingTests {
 					&& Thread.getAllStackTraces().get(thread).length > 0
 					&& java.util.Arrays.stream(thread.getStackTrace())
 						.anyMatch((frame) -> frame.getMethodName().equals("await")
-								&& frame.getClassName().endsWith("ReleaseWaiters$Waiter")));
+								&& frame.getClassName().endsWith("Waiters$Waiter")));
 	}
 
 	@Test
@@ -170,7 +170,7 @@ class WaitingTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> waiter.engine().waiters().pubSubRefused()))
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !waiter.engine().backend().notifies()))
 				.isTrue();
 			long released = System.nanoTime();
 			held.close();

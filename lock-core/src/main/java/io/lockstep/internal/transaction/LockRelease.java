@@ -3,6 +3,8 @@ package io.lockstep.internal.transaction;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
+import io.lockstep.internal.CallContext;
 
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
@@ -42,12 +44,15 @@ public final class LockRelease {
 
 	/**
 	 * One party is done; the last one releases the lock. A failure of the release is
-	 * added to {@code failure} when there is one, else thrown.
+	 * added to {@code failure} when there is one, else thrown; but when the lost lease
+	 * interrupted the call, the {@link LockLostException} is thrown and {@code failure}
+	 * (most likely caused by that interrupt) is added to it.
 	 */
 	public void arrive(Throwable failure) {
 		if (this.parties.decrementAndGet() != 0) {
 			return;
 		}
+		boolean interrupted = (this.handle instanceof CallContext.Entry entry) && entry.interruptedByLoss();
 		try {
 			this.handle.close();
 		}
@@ -55,9 +60,14 @@ public final class LockRelease {
 			if (failure == null) {
 				throw ex;
 			}
-			if (failure != ex) {
-				failure.addSuppressed(ex);
+			if (failure == ex) {
+				return;
 			}
+			if (interrupted && ex instanceof LockLostException) {
+				ex.addSuppressed(failure);
+				throw ex;
+			}
+			failure.addSuppressed(ex);
 		}
 	}
 

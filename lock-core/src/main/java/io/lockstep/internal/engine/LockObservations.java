@@ -1,4 +1,4 @@
-package io.lockstep.redis;
+package io.lockstep.internal.engine;
 
 import io.lockstep.observation.DefaultLockObservationConvention;
 import io.lockstep.observation.LockObservationContext;
@@ -8,40 +8,42 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 
 /**
- * Lock observations through Micrometer's Observation API: timers and, with a tracer,
- * spans. Loaded only when an {@link ObservationRegistry} is configured.
+ * What the engine tells about its locks, through Micrometer's Observation API (a
+ * dependency of Spring Framework itself): {@code lockstep.acquire} and
+ * {@code lockstep.held}, with the events of a held lock. A no-op on
+ * {@link ObservationRegistry#NOOP}.
  */
-final class MicrometerLockObservations implements LockObservations {
+final class LockObservations {
 
 	private final ObservationRegistry registry;
 
 	private final LockObservationConvention convention;
 
-	MicrometerLockObservations(ObservationRegistry registry, LockObservationConvention convention) {
-		this.registry = registry;
+	LockObservations(ObservationRegistry registry, LockObservationConvention convention) {
+		this.registry = (registry != null) ? registry : ObservationRegistry.NOOP;
 		this.convention = (convention != null) ? convention : new DefaultLockObservationConvention();
 	}
 
-	@Override
-	public Object startAcquire(String key, String lockName) {
+	Observation startAcquire(String key, String lockName) {
 		return start(LockObservationDocumentation.ACQUIRE, LockObservationContext.Kind.ACQUIRE, key, lockName);
 	}
 
-	@Override
-	public void stopAcquire(Object acquire, String outcome, long fencingToken, Throwable error) {
-		Observation observation = (Observation) acquire;
-		if (observation.getContext() instanceof LockObservationContext context) {
+	/**
+	 * @param outcome {@link LockObservationContext#ACQUIRED},
+	 * {@link LockObservationContext#TIMEOUT} or {@link LockObservationContext#ERROR}
+	 */
+	void stopAcquire(Observation acquire, String outcome, long fencingToken, Throwable error) {
+		if (acquire.getContext() instanceof LockObservationContext context) {
 			context.setOutcome(outcome);
 			context.setFencingToken(fencingToken);
 		}
 		if (error != null) {
-			observation.error(error);
+			acquire.error(error);
 		}
-		observation.stop();
+		acquire.stop();
 	}
 
-	@Override
-	public Object startHeld(String key, String lockName, long fencingToken) {
+	Observation startHeld(String key, String lockName, long fencingToken) {
 		Observation observation = start(LockObservationDocumentation.HELD, LockObservationContext.Kind.HELD, key,
 				lockName);
 		if (observation.getContext() instanceof LockObservationContext context) {
@@ -50,14 +52,16 @@ final class MicrometerLockObservations implements LockObservations {
 		return observation;
 	}
 
-	@Override
-	public void stopHeld(Object held) {
-		((Observation) held).stop();
+	void stopHeld(Observation held) {
+		held.stop();
 	}
 
-	@Override
-	public void leaseLost(Object held, String reason) {
-		((Observation) held).event(LockObservationDocumentation.Events.LEASE_LOST);
+	void leaseLost(Observation held) {
+		held.event(LockObservationDocumentation.Events.LEASE_LOST);
+	}
+
+	void releaseFailed(Observation held) {
+		held.event(LockObservationDocumentation.Events.RELEASE_FAILED);
 	}
 
 	private Observation start(LockObservationDocumentation documentation, LockObservationContext.Kind kind, String key,

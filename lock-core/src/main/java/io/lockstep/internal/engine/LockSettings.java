@@ -1,4 +1,4 @@
-package io.lockstep.redis;
+package io.lockstep.internal.engine;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 import io.lockstep.LockKeyException;
 
@@ -15,28 +14,39 @@ import org.springframework.util.Assert;
 /**
  * The settings of one template copy: key prefix, name, wait and lease, and whether the
  * lease is fixed (never renewed).
+ *
+ * @param keyPrefix prefix of every key
+ * @param name the namespace of keys ({@code named}), or {@code null}
+ * @param reportedName the lock name for metrics when not the namespace, or {@code null}
+ * @param waitTime the wait for a lock
+ * @param leaseTime the lease
+ * @param fixedLease whether the lease is fixed (never renewed)
+ * @param overrides per-name wait and lease
  */
-record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
+public record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
 		boolean fixedLease, Map<String, Override> overrides) {
 
-	static final Duration MAX_WAIT = Duration.ofHours(1);
+	/** The longest key (prefix, name and key) accepted, in UTF-8 bytes. */
+	public static final int MAX_KEY_BYTES = 1024;
 
-	static final Duration MIN_LEASE = Duration.ofMillis(30);
+	public static final Duration MAX_WAIT = Duration.ofHours(1);
 
-	static final Duration MAX_LEASE = Duration.ofDays(1);
+	public static final Duration MIN_LEASE = Duration.ofMillis(30);
+
+	public static final Duration MAX_LEASE = Duration.ofDays(1);
 
 	/** Per-name wait and lease; {@code null} keeps the default. */
-	record Override(Duration waitTime, Duration leaseTime) {
+	public record Override(Duration waitTime, Duration leaseTime) {
 	}
 
-	long waitNanos() {
+	public long waitNanos() {
 		return this.waitTime.toNanos();
 	}
 
 	/**
 	 * The lock name for metrics and events: the template's name, else {@code "default"}.
 	 */
-	String lockName() {
+	public String lockName() {
 		if (this.reportedName != null) {
 			return this.reportedName;
 		}
@@ -73,7 +83,7 @@ record LockSettings(String keyPrefix, String name, String reportedName, Duration
 		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, this.overrides);
 	}
 
-	static Duration checkWait(Duration waitTime, String what) {
+	public static Duration checkWait(Duration waitTime, String what) {
 		Assert.notNull(waitTime, () -> "'" + what + "' must not be null");
 		if (waitTime.isNegative() || waitTime.compareTo(MAX_WAIT) > 0) {
 			throw new IllegalArgumentException(
@@ -82,7 +92,7 @@ record LockSettings(String keyPrefix, String name, String reportedName, Duration
 		return waitTime;
 	}
 
-	static Duration checkLease(Duration leaseTime, String what) {
+	public static Duration checkLease(Duration leaseTime, String what) {
 		Assert.notNull(leaseTime, () -> "'" + what + "' must not be null");
 		if (leaseTime.compareTo(MIN_LEASE) < 0 || leaseTime.compareTo(MAX_LEASE) > 0) {
 			throw new IllegalArgumentException(
@@ -95,7 +105,7 @@ record LockSettings(String keyPrefix, String name, String reportedName, Duration
 	 * The Redis key of a lock key: {@code <prefix>[<name>:]<key>}.
 	 * @throws LockKeyException for a {@code null}, blank, reserved or too long key
 	 */
-	String redisKey(String key) {
+	public String redisKey(String key) {
 		if (key == null) {
 			throw new LockKeyException("Lock key must not be null");
 		}
@@ -107,23 +117,36 @@ record LockSettings(String keyPrefix, String name, String reportedName, Duration
 		}
 		String redisKey = this.keyPrefix + ((this.name != null) ? this.name + ":" : "") + key;
 		int bytes = redisKey.getBytes(StandardCharsets.UTF_8).length;
-		if (bytes > RedisLockTemplate.MAX_KEY_BYTES) {
+		if (bytes > MAX_KEY_BYTES) {
 			throw new LockKeyException("Lock key is " + bytes + " bytes as a Redis key, over the limit of "
-					+ RedisLockTemplate.MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
+					+ MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
 		}
 		return redisKey;
 	}
 
-	/** The distinct Redis keys of several lock keys, sorted. */
-	List<String> redisKeys(Collection<String> keys) {
+	/** The lock of one key. */
+	LockId lockId(String key) {
+		return LockId.of(redisKey(key));
+	}
+
+	/**
+	 * The lock of several keys: their distinct full keys, sorted.
+	 * @throws LockKeyException for a {@code null} or empty collection, or a bad element
+	 */
+	LockId lockId(Collection<String> keys) {
 		if (keys == null || keys.isEmpty()) {
 			throw new LockKeyException("Lock keys must not be null or empty, got " + keys);
 		}
-		TreeSet<String> sorted = new TreeSet<>();
+		List<String> full = new ArrayList<>(keys.size());
+		int index = 0;
 		for (String key : keys) {
-			sorted.add(redisKey(key));
+			if (key == null) {
+				throw new LockKeyException("Lock keys must not be null: null at index " + index + " of " + keys);
+			}
+			full.add(redisKey(key));
+			index++;
 		}
-		return new ArrayList<>(sorted);
+		return LockId.of(full);
 	}
 
 }

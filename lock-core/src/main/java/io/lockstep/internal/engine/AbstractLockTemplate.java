@@ -1,0 +1,185 @@
+package io.lockstep.internal.engine;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+import io.lockstep.LockCallback;
+import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
+import io.lockstep.LockMonitor;
+import io.lockstep.LockTemplate;
+import io.lockstep.internal.transaction.LockRelease;
+
+import org.springframework.util.Assert;
+
+/**
+ * A {@link LockTemplate} on a {@link LockEngine}, whatever its backend. The instance a
+ * builder returns owns the engine and {@link #close() closes} it; the copies from
+ * {@link #withWaitTime}, {@link #withLeaseTime}, {@link #named} and {@link #withLockName}
+ * are views that share it, and closing one does nothing.
+ *
+ * @param <T> the concrete template type, returned by the copies
+ */
+public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
+		implements LockTemplate, LockMonitor, AutoCloseable {
+
+	private final LockEngine engine;
+
+	private final LockSettings settings;
+
+	private final boolean owner;
+
+	protected AbstractLockTemplate(LockEngine engine, LockSettings settings, boolean owner) {
+		this.engine = engine;
+		this.settings = settings;
+		this.owner = owner;
+	}
+
+	/** A view with other settings on the same engine. */
+	protected abstract T copy(LockEngine engine, LockSettings settings);
+
+	@Override
+	public <R> R execute(String key, LockCallback<R> callback) {
+		Assert.notNull(callback, "'callback' must not be null");
+		return run(acquire(key), callback);
+	}
+
+	@Override
+	public <R> R executeAll(Collection<String> keys, LockCallback<R> callback) {
+		Assert.notNull(callback, "'callback' must not be null");
+		return run(acquireAll(keys), callback);
+	}
+
+	@Override
+	public <R> Optional<R> tryExecute(String key, LockCallback<R> callback) {
+		Assert.notNull(callback, "'callback' must not be null");
+		return tryAcquire(key).map((lock) -> run(lock, callback));
+	}
+
+	/**
+	 * Runs the callback and releases the lock after it, or, inside a Spring transaction,
+	 * after that transaction completes (confirming the lock before it commits).
+	 */
+	private <R> R run(LockHandle lock, LockCallback<R> callback) {
+		LockRelease release = LockRelease.bind(lock);
+		Throwable failure = null;
+		try {
+			return callback.doInLock(lock);
+		}
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			release.arrive(failure);
+		}
+	}
+
+	@Override
+	public LockHandle acquire(String key) {
+		return acquire(this.settings.lockId(key), this.settings.waitNanos(), true);
+	}
+
+	@Override
+	public LockHandle acquireAll(Collection<String> keys) {
+		return acquire(this.settings.lockId(keys), this.settings.waitNanos(), true);
+	}
+
+	@Override
+	public Optional<LockHandle> tryAcquire(String key) {
+		return Optional.ofNullable(acquire(this.settings.lockId(key), 0, false));
+	}
+
+	private LockHandle acquire(LockId id, long waitNanos, boolean throwOnTimeout) {
+		return this.engine.acquire(id, this.settings.lockName(), waitNanos, this.settings.leaseTime().toNanos(),
+				!this.settings.fixedLease(), throwOnTimeout);
+	}
+
+	@Override
+	public boolean isLocked(String key) {
+		return this.engine.backend().remainingLease(this.settings.redisKey(key)) >= 0;
+	}
+
+	@Override
+	public T withWaitTime(Duration waitTime) {
+		return copy(this.engine, this.settings.withWaitTime(waitTime));
+	}
+
+	@Override
+	public T withLeaseTime(Duration leaseTime) {
+		return copy(this.engine, this.settings.withLeaseTime(leaseTime));
+	}
+
+	@Override
+	public T named(String name) {
+		return copy(this.engine, this.settings.named(name));
+	}
+
+	@Override
+	public T withLockName(String lockName) {
+		return copy(this.engine, this.settings.withLockName(lockName));
+	}
+
+	// --- LockMonitor
+	// --------------------------------------------------------------------
+
+	@Override
+	public List<LockInfo> heldLocks() {
+		return this.engine.heldLocks();
+	}
+
+	@Override
+	public String keyPrefix() {
+		return this.engine.keyPrefix();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The key is resolved like {@link #isLocked(String)}: with this copy's name.
+	 */
+	@Override
+	public Optional<Duration> remainingLease(String key) {
+		long millis = this.engine.backend().remainingLease(this.settings.redisKey(key));
+		return (millis >= 0) ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
+	}
+
+	@Override
+	public long leasesLost() {
+		return this.engine.leasesLost();
+	}
+
+	@Override
+	public long releaseFailures() {
+		return this.engine.releaseFailures();
+	}
+
+	@Override
+	public boolean renewalsFailing() {
+		return this.engine.renewalsFailing();
+	}
+
+	@Override
+	public String lastRenewalFailure() {
+		return this.engine.lastRenewalFailure();
+	}
+
+	/** The engine shared by this template and its copies. */
+	public LockEngine engine() {
+		return this.engine;
+	}
+
+	/**
+	 * Closes the engine when this is the instance a builder returned: held leases stop
+	 * being renewed and expire on their own. Does nothing on a copy.
+	 */
+	@Override
+	public void close() {
+		if (this.owner) {
+			this.engine.close();
+		}
+	}
+
+}

@@ -1,0 +1,148 @@
+package io.lockstep.internal.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.lockstep.LockLostListener;
+import io.lockstep.observation.LockObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
+
+import org.springframework.util.Assert;
+
+/**
+ * The settings every lock template builder shares, whatever the backend.
+ *
+ * @param <B> the concrete builder type
+ * @param <T> the template type it builds
+ */
+public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplateBuilder<B, T>, T> {
+
+	private String keyPrefix = "lockstep:";
+
+	private Duration waitTime = Duration.ofSeconds(5);
+
+	private Duration leaseTime = Duration.ofSeconds(30);
+
+	private Duration maxHoldTime;
+
+	private boolean interruptOnLeaseLost;
+
+	private final List<LockLostListener> listeners = new ArrayList<>();
+
+	private final Map<String, LockSettings.Override> overrides = new LinkedHashMap<>();
+
+	private ObservationRegistry observationRegistry;
+
+	private LockObservationConvention observationConvention;
+
+	protected abstract B self();
+
+	/** Builds the template; it owns what it opened and closes it with itself. */
+	public abstract T build();
+
+	/** Prefix of every key; default {@code lockstep:}. */
+	public B keyPrefix(String keyPrefix) {
+		Assert.notNull(keyPrefix, "'keyPrefix' must not be null");
+		Assert.isTrue(keyPrefix.length() <= 128, "'keyPrefix' must be at most 128 characters");
+		this.keyPrefix = keyPrefix;
+		return self();
+	}
+
+	/** Default wait for a lock; default 5s. */
+	public B waitTime(Duration waitTime) {
+		this.waitTime = LockSettings.checkWait(waitTime, "waitTime");
+		return self();
+	}
+
+	/** Watchdog lease, renewed every third of it while held; default 30s. */
+	public B leaseTime(Duration leaseTime) {
+		this.leaseTime = LockSettings.checkLease(leaseTime, "leaseTime");
+		return self();
+	}
+
+	/**
+	 * Hard cap on every hold: a key never outlives acquisition + this (the first lease is
+	 * capped too), and {@code isHeld()} turns false by then; default none.
+	 */
+	public B maxHoldTime(Duration maxHoldTime) {
+		Assert.isTrue(maxHoldTime == null || (!maxHoldTime.isNegative() && !maxHoldTime.isZero()),
+				"'maxHoldTime' must be positive");
+		this.maxHoldTime = maxHoldTime;
+		return self();
+	}
+
+	/**
+	 * Whether a lost lease also interrupts the calls guarded by it (only while they run);
+	 * default false (notify only).
+	 */
+	public B interruptOnLeaseLost(boolean interrupt) {
+		this.interruptOnLeaseLost = interrupt;
+		return self();
+	}
+
+	/**
+	 * Adds a listener told about every lost lease, on a thread of the library's own
+	 * ({@code lockstep-events}).
+	 */
+	public B lockLostListener(LockLostListener listener) {
+		Assert.notNull(listener, "'listener' must not be null");
+		this.listeners.add(listener);
+		return self();
+	}
+
+	/**
+	 * Overrides the wait and the lease for the lock name used with {@code named(String)}
+	 * (or the annotation's name); {@code null} keeps the default.
+	 */
+	public B lockOverride(String name, Duration waitTime, Duration leaseTime) {
+		Assert.hasText(name, "'name' must not be empty");
+		Duration wait = (waitTime != null) ? LockSettings.checkWait(waitTime, "locks." + name + ".wait-time") : null;
+		Duration lease = (leaseTime != null) ? LockSettings.checkLease(leaseTime, "locks." + name + ".lease-time")
+				: null;
+		this.overrides.put(name, new LockSettings.Override(wait, lease));
+		return self();
+	}
+
+	/**
+	 * Observes acquisitions ({@code lockstep.acquire}) and held locks
+	 * ({@code lockstep.held}); {@code convention} may be {@code null} for the default.
+	 */
+	public B observationRegistry(ObservationRegistry registry, LockObservationConvention convention) {
+		Assert.notNull(registry, "'registry' must not be null");
+		this.observationRegistry = registry;
+		this.observationConvention = convention;
+		return self();
+	}
+
+	/** The default lease and every per-name lease, with the property naming it. */
+	protected Map<String, Duration> leases() {
+		Map<String, Duration> leases = new LinkedHashMap<>();
+		leases.put("leaseTime", this.leaseTime);
+		this.overrides.forEach((name, override) -> {
+			if (override.leaseTime() != null) {
+				leases.put("locks." + name + ".lease-time", override.leaseTime());
+			}
+		});
+		return leases;
+	}
+
+	protected String keyPrefix() {
+		return this.keyPrefix;
+	}
+
+	/** An engine over the backend with this builder's settings. */
+	protected LockEngine engine(LockBackend backend) {
+		return new LockEngine(backend, this.keyPrefix, this.maxHoldTime, this.listeners, this.interruptOnLeaseLost,
+				this.observationRegistry, this.observationConvention);
+	}
+
+	/** The settings of the template a builder returns. */
+	protected LockSettings settings() {
+		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false,
+				Map.copyOf(this.overrides));
+	}
+
+}

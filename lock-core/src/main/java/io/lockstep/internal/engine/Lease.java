@@ -1,0 +1,324 @@
+package io.lockstep.internal.engine;
+
+import java.time.Instant;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.micrometer.observation.Observation;
+
+/**
+ * The lease state machine of one acquisition of a lock by one owner token. Every state
+ * change happens here, by compare-and-set, and is reported once to the engine's
+ * {@link Transitions}:
+ *
+ * <pre>
+ * HELD ──(renewal confirmed: new deadline)──► HELD
+ * HELD ──release starts──► RELEASING ──keys deleted──► RELEASED
+ *                                    ├─key gone / other owner──► LOST
+ *                                    └─storage unreachable──► EXPIRING (left to expire)
+ * HELD ──renewal found the key gone, or the local deadline passed──► LOST
+ * HELD ──every handle dropped without close()──► LEAKED (renewal stops, the key expires)
+ * HELD ──engine closed──► ABANDONED (the key expires)
+ * </pre>
+ *
+ * The local deadline is conservative: the send time of the last confirmed acquire or
+ * renewal plus the lease it granted, minus a drift allowance; the storage's key never
+ * expires before it. Renewal fields are written only by the watchdog thread.
+ */
+final class Lease {
+
+	enum State {
+
+		HELD, RELEASING, RELEASED, LOST, EXPIRING, LEAKED, ABANDONED;
+
+		boolean isEnded() {
+			return this != HELD && this != RELEASING;
+		}
+
+	}
+
+	/** Told each time a lease leaves {@code HELD} or {@code RELEASING}. */
+	interface Transitions {
+
+		void ended(Lease lease, State from, State to, String reason);
+
+	}
+
+	private final LockId id;
+
+	private final long[] fencingTokens;
+
+	private final String owner;
+
+	private final String lockName;
+
+	private final long leaseNanos;
+
+	private final boolean renewed;
+
+	private final long acquiredNanos;
+
+	private final long capNanos;
+
+	private final Instant acquiredAt;
+
+	private final String holderThread;
+
+	private final Transitions transitions;
+
+	private final Observation observation;
+
+	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.HELD, null));
+
+	private final AtomicInteger depth = new AtomicInteger();
+
+	private final Set<LeaseHandle.CallFrame> calls = ConcurrentHashMap.newKeySet();
+
+	private volatile long deadlineNanos;
+
+	private volatile long lastRenewSentNanos;
+
+	private volatile boolean renewing;
+
+	private volatile String renewalError;
+
+	private volatile boolean capped;
+
+	/**
+	 * @param sentNanos when the acquire that granted the lease was sent
+	 * @param grantedNanos the lease the acquire granted (already capped by max-hold)
+	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
+	 * {@code Long.MAX_VALUE}
+	 */
+	Lease(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
+			long sentNanos, long grantedNanos, long capNanos, Observation observation, Transitions transitions) {
+		this.id = id;
+		this.fencingTokens = fencingTokens;
+		this.owner = owner;
+		this.lockName = lockName;
+		this.leaseNanos = leaseNanos;
+		this.renewed = renewed;
+		this.acquiredNanos = sentNanos;
+		this.capNanos = capNanos;
+		this.acquiredAt = Instant.now();
+		this.holderThread = Thread.currentThread().getName();
+		this.observation = observation;
+		this.transitions = transitions;
+		this.lastRenewSentNanos = sentNanos;
+		this.deadlineNanos = sentNanos + grantedNanos - driftNanos(grantedNanos);
+		this.capped = grantedNanos < leaseNanos;
+	}
+
+	/** Clock drift allowance: 1% of the lease plus 2 ms, as in the Redlock reference. */
+	static long driftNanos(long leaseNanos) {
+		return leaseNanos / 100 + 2_000_000L;
+	}
+
+	LockId id() {
+		return this.id;
+	}
+
+	/** The fencing token of one of the lease's keys. */
+	long fencingToken(String key) {
+		int index = this.id.keys().indexOf(key);
+		return this.fencingTokens[Math.max(index, 0)];
+	}
+
+	String owner() {
+		return this.owner;
+	}
+
+	String lockName() {
+		return this.lockName;
+	}
+
+	long leaseNanos() {
+		return this.leaseNanos;
+	}
+
+	boolean renewed() {
+		return this.renewed;
+	}
+
+	long acquiredNanos() {
+		return this.acquiredNanos;
+	}
+
+	long capNanos() {
+		return this.capNanos;
+	}
+
+	Instant acquiredAt() {
+		return this.acquiredAt;
+	}
+
+	String holderThread() {
+		return this.holderThread;
+	}
+
+	Observation observation() {
+		return this.observation;
+	}
+
+	State state() {
+		return this.status.get().state();
+	}
+
+	/** Why the lease ended, or {@code null} while held. */
+	String reason() {
+		return this.status.get().reason();
+	}
+
+	long deadlineNanos() {
+		return this.deadlineNanos;
+	}
+
+	int depth() {
+		return this.depth.get();
+	}
+
+	/** Held, and within the lease by this client's conservative clock. */
+	boolean isHeld() {
+		State current = state();
+		return (current == State.HELD || current == State.RELEASING) && System.nanoTime() - this.deadlineNanos < 0;
+	}
+
+	// --- reentrancy: the handles that share this lease --------------------------------
+
+	void enter(LeaseHandle.CallFrame call) {
+		this.depth.incrementAndGet();
+		if (call != null) {
+			this.calls.add(call);
+		}
+	}
+
+	/** Leaves one level; true when it was the last one. */
+	boolean exit(LeaseHandle.CallFrame call) {
+		if (call != null) {
+			this.calls.remove(call);
+		}
+		return this.depth.decrementAndGet() == 0;
+	}
+
+	Set<LeaseHandle.CallFrame> calls() {
+		return this.calls;
+	}
+
+	// --- renewal (watchdog thread only)
+	// --------------------------------------------------
+
+	long lastRenewSentNanos() {
+		return this.lastRenewSentNanos;
+	}
+
+	boolean renewing() {
+		return this.renewing;
+	}
+
+	String renewalError() {
+		return this.renewalError;
+	}
+
+	/** Whether the max-hold cap limited the latest grant: the lease ends by the cap. */
+	boolean capped() {
+		return this.capped;
+	}
+
+	/**
+	 * @param capped whether the max-hold cap limits what this renewal asks for
+	 */
+	void renewSent(long sentNanos, boolean capped) {
+		this.capped = this.capped || capped;
+		this.renewing = true;
+		this.lastRenewSentNanos = sentNanos;
+	}
+
+	/**
+	 * A renewal sent at {@code sentNanos} granted {@code grantedNanos}: the key now
+	 * expires no earlier than that, and no later than the storage's own cap.
+	 */
+	void renewConfirmed(long sentNanos, long grantedNanos) {
+		this.renewing = false;
+		this.renewalError = null;
+		if (state() == State.HELD) {
+			this.deadlineNanos = sentNanos + grantedNanos - driftNanos(grantedNanos);
+		}
+	}
+
+	/** The renewal got no extension (max-hold reached); the deadline stays. */
+	void renewCapped() {
+		this.capped = true;
+		this.renewing = false;
+		this.renewalError = null;
+	}
+
+	/** A renewal was answered without a grant (the key is gone). */
+	void renewAnswered() {
+		this.renewing = false;
+	}
+
+	/** A renewal failed to reach the storage: it is due again at once. */
+	void renewFailed(String error) {
+		this.renewing = false;
+		this.renewalError = error;
+		this.lastRenewSentNanos -= this.leaseNanos;
+	}
+
+	// --- transitions
+	// ---------------------------------------------------------------------
+
+	/**
+	 * HELD → RELEASING.
+	 * @return the state before: {@code HELD} when the release may proceed
+	 */
+	State beginRelease() {
+		Status current = this.status.get();
+		if (current.state() == State.HELD && this.status.compareAndSet(current, new Status(State.RELEASING, null))) {
+			return State.HELD;
+		}
+		return state();
+	}
+
+	/** RELEASING → RELEASED, LOST or EXPIRING. */
+	void endRelease(State to, String reason) {
+		move(State.RELEASING, to, reason);
+	}
+
+	/** HELD → LOST; false when the lease was not held (released, already lost). */
+	boolean lose(String reason) {
+		return move(State.HELD, State.LOST, reason);
+	}
+
+	/** HELD → LEAKED. */
+	boolean leak(String reason) {
+		return move(State.HELD, State.LEAKED, reason);
+	}
+
+	/** HELD or RELEASING → ABANDONED. */
+	void abandon(String reason) {
+		if (!move(State.HELD, State.ABANDONED, reason)) {
+			move(State.RELEASING, State.ABANDONED, reason);
+		}
+	}
+
+	private boolean move(State from, State to, String why) {
+		Status current = this.status.get();
+		if (current.state() != from || !this.status.compareAndSet(current, new Status(to, why))) {
+			return false;
+		}
+		this.transitions.ended(this, from, to, why);
+		return true;
+	}
+
+	/** A state and, once ended, why. */
+	private record Status(State state, String reason) {
+	}
+
+	@Override
+	public String toString() {
+		return "Lease[" + this.id.display() + ", fencingToken=" + this.fencingTokens[0] + ", " + state() + "]";
+	}
+
+}

@@ -1,0 +1,223 @@
+package io.lockstep.internal.engine;
+
+import java.lang.ref.Cleaner;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.lockstep.LockHandle;
+import io.lockstep.internal.CallContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The handle of one acquisition: the leases it holds (its own, and those of the call's
+ * outer acquisitions that already held some of its keys) and the call that guards work
+ * with it. Closing leaves each lease once; a lease left by its last handle is released. A
+ * handle that becomes unreachable without {@code close()} is detected as leaked: its
+ * leases stop being renewed and expire on their own.
+ */
+final class LeaseHandle implements LockHandle, CallContext.Entry {
+
+	private static final Logger logger = LoggerFactory.getLogger(LeaseHandle.class);
+
+	private static final Cleaner cleaner = Cleaner.create((task) -> {
+		Thread thread = new Thread(task, "lockstep-leak-detector");
+		thread.setDaemon(true);
+		return thread;
+	});
+
+	private final LockEngine engine;
+
+	private final LockId id;
+
+	private final List<Lease> parts;
+
+	private final CallFrame call;
+
+	private final AtomicBoolean closed;
+
+	private final Cleaner.Cleanable cleanable;
+
+	/** Enters every part; call on the acquiring thread. */
+	LeaseHandle(LockEngine engine, LockId id, List<Lease> parts) {
+		this.engine = engine;
+		this.id = id;
+		this.parts = List.copyOf(parts);
+		this.call = new CallFrame(Thread.currentThread());
+		this.closed = new AtomicBoolean();
+		this.parts.forEach((lease) -> lease.enter(this.call));
+		this.cleanable = cleaner.register(this, new Leak(engine, id, this.parts, this.call, this.closed));
+		CallContext.push(this);
+	}
+
+	LockId id() {
+		return this.id;
+	}
+
+	List<Lease> parts() {
+		return this.parts;
+	}
+
+	@Override
+	public String key() {
+		return this.id.display();
+	}
+
+	@Override
+	public List<String> keys() {
+		return this.id.keys();
+	}
+
+	@Override
+	public long fencingToken() {
+		String first = this.id.first();
+		for (Lease lease : this.parts) {
+			if (lease.id().keys().contains(first)) {
+				return lease.fencingToken(first);
+			}
+		}
+		throw new IllegalStateException("No lease holds " + first);
+	}
+
+	@Override
+	public boolean isHeld() {
+		if (this.closed.get()) {
+			return false;
+		}
+		for (Lease lease : this.parts) {
+			if (!lease.isHeld()) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	@Override
+	public boolean isActive() {
+		if (this.closed.get() || this.call.isEnded()) {
+			return false;
+		}
+		for (Lease lease : this.parts) {
+			if (lease.state() != Lease.State.HELD) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	@Override
+	public Object owner() {
+		return this.engine;
+	}
+
+	@Override
+	public void verifyHeld() {
+		this.engine.verify(this.parts);
+	}
+
+	@Override
+	public boolean interruptedByLoss() {
+		return this.call.interrupted();
+	}
+
+	@Override
+	public void endCall() {
+		endCallOnThisThread();
+	}
+
+	/**
+	 * Leaves every lease once; the last handle of a lease releases it.
+	 * @throws io.lockstep.LockLostException if a lease this close released was lost while
+	 * held
+	 */
+	@Override
+	public void close() {
+		if (this.closed.compareAndSet(false, true)) {
+			this.cleanable.clean();
+			endCallOnThisThread();
+			this.engine.exit(this.parts, this.call);
+		}
+	}
+
+	private void endCallOnThisThread() {
+		boolean interrupted = this.call.end();
+		this.parts.forEach((lease) -> lease.calls().remove(this.call));
+		if (this.call.thread() == Thread.currentThread()) {
+			CallContext.remove(this);
+			if (interrupted && !CallContext.anyInterruptedByLoss()) {
+				// the library's own interrupt: cleared before the guarded call returns
+				Thread.interrupted();
+			}
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "LockHandle[" + key() + ", held=" + isHeld() + "]";
+	}
+
+	/**
+	 * The guarded call on its thread: interrupted for a lost lease only while it runs,
+	 * never after it ended.
+	 */
+	static final class CallFrame {
+
+		private final Thread thread;
+
+		private boolean ended;
+
+		private boolean interrupted;
+
+		CallFrame(Thread thread) {
+			this.thread = thread;
+		}
+
+		Thread thread() {
+			return this.thread;
+		}
+
+		synchronized boolean isEnded() {
+			return this.ended;
+		}
+
+		synchronized boolean interrupted() {
+			return this.interrupted;
+		}
+
+		/** Interrupts the call's thread unless the call ended. */
+		synchronized void interrupt() {
+			if (!this.ended && !this.interrupted) {
+				this.interrupted = true;
+				this.thread.interrupt();
+			}
+		}
+
+		/** Ends the call; true when the library had interrupted it. */
+		synchronized boolean end() {
+			this.ended = true;
+			return this.interrupted;
+		}
+
+	}
+
+	/** Runs when a handle became unreachable; must not refer to the handle. */
+	private record Leak(LockEngine engine, LockId id, List<Lease> parts, CallFrame call,
+			AtomicBoolean closed) implements Runnable {
+
+		@Override
+		public void run() {
+			if (!this.closed.compareAndSet(false, true)) {
+				return;
+			}
+			try {
+				this.call.end();
+				this.engine.leaked(this.id, this.parts, this.call);
+			}
+			catch (Throwable ex) {
+				logger.error("Handling the leaked lock handle of '{}' failed", this.id.display(), ex);
+			}
+		}
+
+	}
+
+}

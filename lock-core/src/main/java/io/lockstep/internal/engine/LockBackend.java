@@ -1,0 +1,116 @@
+package io.lockstep.internal.engine;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * Where locks are stored: the one seam between the engine (leases, reentrancy, waiting,
+ * renewal, observation) and a deployment. One implementation per deployment: a single
+ * Redis master (standalone or Sentinel) and the JVM-local one. Every operation is atomic
+ * on the storage side and checks the owner token there.
+ *
+ * <p>
+ * Blocking operations are bounded by {@link #commandTimeout()} and throw
+ * {@link io.lockstep.LockException} when the storage does not answer in time.
+ */
+public interface LockBackend extends AutoCloseable {
+
+	/**
+	 * Tries once to acquire every key of the lock for the owner, all or nothing.
+	 * @param leaseMillis the lease of the keys
+	 * @param maxHoldMillis the hard cap on the hold from now, or 0 for none: no renewal
+	 * extends the keys past it
+	 */
+	Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis);
+
+	/**
+	 * Renews many leases in as few round trips as the storage allows; never blocks.
+	 * @return per renewal, in order: the lease granted in milliseconds ({@code > 0}),
+	 * {@code 0} when a key is gone or held by another owner, or {@code -1} when the
+	 * max-hold cap allows no extension
+	 */
+	CompletableFuture<long[]> renew(List<Renewal> renewals);
+
+	/**
+	 * Deletes the keys that still hold the owner's token and notifies their waiters.
+	 * @return the number of keys deleted
+	 */
+	int release(LockId id, String owner);
+
+	/** Like {@link #release} but without waiting for the reply; for undoing. */
+	void releaseQuietly(LockId id, String owner);
+
+	/** The number of the lock's keys that hold the owner's token now; changes nothing. */
+	int check(LockId id, String owner);
+
+	/** The remaining lease of a key held by anyone, in ms; negative when not held. */
+	long remainingLease(String key);
+
+	/** The bound on every blocking operation. */
+	Duration commandTimeout();
+
+	/**
+	 * Readies the notification channel (e.g. connects it); may block up to the command
+	 * timeout, so it is never called under a lock that others need.
+	 */
+	void prepareListening();
+
+	/**
+	 * Starts delivering release notifications of the key to the listener given to
+	 * {@link #onRelease}; sends without waiting.
+	 * @return completes when notifications flow (or immediately when they are
+	 * unavailable)
+	 */
+	CompletableFuture<?> listen(String key);
+
+	/** Waits, at most the command timeout, for {@link #listen} to take effect. */
+	void awaitListening(CompletableFuture<?> listening);
+
+	/** Stops delivering notifications of the key; sends without waiting. */
+	void unlisten(String key);
+
+	/** Sets the listener told the key of every release notification. */
+	void onRelease(Consumer<String> listener);
+
+	/** Whether release notifications work; {@code false} means waiters poll. */
+	boolean notifies();
+
+	/** Closes the connections this backend opened (never a client it was given). */
+	@Override
+	void close();
+
+	/**
+	 * The result of one acquire attempt.
+	 *
+	 * @param acquired whether every key is held by the owner now
+	 * @param fencingTokens the fencing token of each key, in key order, when acquired
+	 * @param holderTtlMillis when not acquired: the longest remaining lease of the keys
+	 * held by others (negative when unknown)
+	 * @param blockingIndex when not acquired: the index of the first key held by another
+	 * owner
+	 */
+	record Attempt(boolean acquired, long[] fencingTokens, long holderTtlMillis, int blockingIndex) {
+
+		public static Attempt acquired(long[] fencingTokens) {
+			return new Attempt(true, fencingTokens, -1, -1);
+		}
+
+		public static Attempt held(long holderTtlMillis, int blockingIndex) {
+			return new Attempt(false, null, holderTtlMillis, blockingIndex);
+		}
+
+	}
+
+	/**
+	 * One lease to renew.
+	 *
+	 * @param id the lock
+	 * @param owner the owner token
+	 * @param leaseMillis the lease to grant, at most
+	 */
+	record Renewal(LockId id, String owner, long leaseMillis) {
+	}
+
+}

@@ -1,0 +1,398 @@
+package io.lockstep.internal.engine;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockException;
+import io.lockstep.LockInfo;
+import io.lockstep.LockLostException;
+import io.lockstep.LockLostListener;
+import io.lockstep.internal.CallContext;
+import io.lockstep.observation.LockObservationContext;
+import io.lockstep.observation.LockObservationConvention;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lock engine over one {@link LockBackend}: the acquire loop (one atomic attempt,
+ * then park until a release notification or the holder's lease runs out), per-key
+ * reentrancy through the {@link CallContext}, releases, and the reactions to every
+ * {@link Lease} transition (the registry of held leases, observations, loss events). One
+ * engine per template bean; its copies share it, and only the bean closes it.
+ */
+public final class LockEngine implements Lease.Transitions, AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(LockEngine.class);
+
+	private static final SecureRandom random = new SecureRandom();
+
+	private static final HexFormat hex = HexFormat.of();
+
+	private final LockBackend backend;
+
+	private final String keyPrefix;
+
+	private final long maxHoldNanos;
+
+	private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
+
+	private final LockObservations observations;
+
+	private final LeaseEvents events;
+
+	private final Waiters waiters;
+
+	private final Watchdog watchdog;
+
+	/**
+	 * @param maxHoldTime the hard cap on every hold, or {@code null}
+	 * @param observationRegistry may be {@code null} (no observations)
+	 * @param convention may be {@code null} (the default convention)
+	 */
+	public LockEngine(LockBackend backend, String keyPrefix, Duration maxHoldTime, List<LockLostListener> listeners,
+			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention) {
+		this.backend = backend;
+		this.keyPrefix = keyPrefix;
+		this.maxHoldNanos = (maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE;
+		this.observations = new LockObservations(observationRegistry, convention);
+		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations);
+		this.waiters = new Waiters(backend);
+		this.watchdog = new Watchdog(backend, this.leases, this);
+	}
+
+	/**
+	 * Acquires the lock for the current call, waiting up to {@code waitNanos}. Keys the
+	 * call holds already are re-entered; only the others are acquired.
+	 * @param renewed whether the watchdog renews the lease (else it is fixed)
+	 * @return the handle, or {@code null} when not acquired and not
+	 * {@code throwOnTimeout}
+	 */
+	LeaseHandle acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+			boolean throwOnTimeout) {
+		Map<String, Lease> held = heldByThisCall();
+		Set<Lease> parts = new LinkedHashSet<>();
+		List<String> missing = new ArrayList<>();
+		for (String key : id.keys()) {
+			Lease lease = held.get(key);
+			if (lease != null) {
+				parts.add(lease);
+			}
+			else {
+				missing.add(key);
+			}
+		}
+		if (!missing.isEmpty()) {
+			long start = System.nanoTime();
+			Lease acquired = acquire(LockId.of(missing), lockName, waitNanos, leaseNanos, renewed);
+			if (acquired == null) {
+				if (throwOnTimeout) {
+					throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
+				}
+				return null;
+			}
+			parts.add(acquired);
+		}
+		return new LeaseHandle(this, id, new ArrayList<>(parts));
+	}
+
+	/** The leases the current call holds, by key. */
+	private Map<String, Lease> heldByThisCall() {
+		List<CallContext.Entry> entries = CallContext.held(this);
+		if (entries.isEmpty()) {
+			return Map.of();
+		}
+		Map<String, Lease> held = new LinkedHashMap<>();
+		for (CallContext.Entry entry : entries) {
+			for (Lease lease : ((LeaseHandle) entry).parts()) {
+				if (lease.state() == Lease.State.HELD) {
+					lease.id().keys().forEach((key) -> held.putIfAbsent(key, lease));
+				}
+			}
+		}
+		return held;
+	}
+
+	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed) {
+		String owner = hex.formatHex(nextToken());
+		long grantedNanos = Math.min(leaseNanos, this.maxHoldNanos);
+		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(grantedNanos));
+		long maxHoldMillis = (this.maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(this.maxHoldNanos)
+				: 0;
+		Observation observation = this.observations.startAcquire(id.display(), lockName);
+		String outcome = LockObservationContext.ERROR;
+		long fencingToken = -1;
+		Throwable failure = null;
+		long start = System.nanoTime();
+		Waiters.Waiter waiter = null;
+		boolean acquired = false;
+		try {
+			while (true) {
+				if (waiter != null) {
+					waiter.attempting();
+				}
+				long sent = System.nanoTime();
+				LockBackend.Attempt attempt = attempt(id, owner, grantedMillis, maxHoldMillis);
+				if (attempt.acquired()) {
+					Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed, sent,
+							TimeUnit.MILLISECONDS.toNanos(grantedMillis));
+					acquired = true;
+					outcome = LockObservationContext.ACQUIRED;
+					fencingToken = attempt.fencingTokens()[0];
+					return lease;
+				}
+				long waited = System.nanoTime() - start;
+				if (waited >= waitNanos) {
+					outcome = LockObservationContext.TIMEOUT;
+					return null;
+				}
+				String blocking = id.keys().get(Math.max(0, attempt.blockingIndex()));
+				if (waiter == null || !waiter.key().equals(blocking)) {
+					if (waiter != null) {
+						this.waiters.unregister(waiter, false);
+					}
+					waiter = this.waiters.register(blocking);
+					continue;
+				}
+				waiter.await(waitNanos - waited, attempt.holderTtlMillis());
+				if (Thread.currentThread().isInterrupted()) {
+					throw new LockException("Interrupted while waiting for lock '" + id.display() + "'");
+				}
+			}
+		}
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
+		}
+		finally {
+			if (waiter != null) {
+				this.waiters.unregister(waiter, acquired);
+			}
+			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
+		}
+	}
+
+	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		try {
+			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis);
+		}
+		catch (LockException ex) {
+			// the command may still run later (a lost reply, a replay after reconnect):
+			// undo it then
+			this.backend.releaseQuietly(id, owner);
+			throw ex;
+		}
+	}
+
+	private Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos,
+			boolean renewed, long sent, long grantedNanos) {
+		long cap = (this.maxHoldNanos != Long.MAX_VALUE) ? sent + this.maxHoldNanos : Long.MAX_VALUE;
+		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
+		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, sent, grantedNanos, cap, held,
+				this);
+		this.leases.add(lease);
+		this.watchdog.wake(lease);
+		return lease;
+	}
+
+	/**
+	 * A handle leaves its leases; each lease left by its last handle is released.
+	 * @throws LockLostException if a lease released here was lost while held
+	 */
+	void exit(List<Lease> parts, LeaseHandle.CallFrame call) {
+		LockLostException lost = null;
+		for (Lease lease : parts) {
+			if (lease.exit(call)) {
+				LockLostException failure = release(lease);
+				lost = (lost != null) ? lost : failure;
+			}
+		}
+		if (lost != null) {
+			throw lost;
+		}
+	}
+
+	/**
+	 * Releases a lease: the storage's compare-and-delete decides. Every key deleted
+	 * proves the lease was held until now (never a loss, whatever the local clock says);
+	 * a key gone or owned by another owner is a loss. When the storage does not answer, a
+	 * lease still valid by the local clock is left to expire (logged and counted, not the
+	 * caller's failure); one that had run out is a loss.
+	 * @return the loss to report, or {@code null}
+	 */
+	private LockLostException release(Lease lease) {
+		long started = System.nanoTime();
+		Lease.State prior = lease.beginRelease();
+		if (prior == Lease.State.LOST) {
+			// the key may still hold our token (lost by the local clock): free it for
+			// others
+			try {
+				this.backend.release(lease.id(), lease.owner());
+			}
+			catch (LockException ex) {
+				logger.debug("Releasing the lost lock '{}' failed; it expires on its own", lease.id().display(), ex);
+			}
+			return new LockLostException(lease.id().display(), lease.reason());
+		}
+		if (prior != Lease.State.HELD) {
+			return null;
+		}
+		boolean ranOut = started - lease.deadlineNanos() >= 0;
+		int deleted;
+		try {
+			deleted = this.backend.release(lease.id(), lease.owner());
+		}
+		catch (LockException ex) {
+			if (ranOut) {
+				String reason = "the lease ran out by the local clock before release, and the release failed: "
+						+ ex.getMessage();
+				lease.endRelease(Lease.State.LOST, reason);
+				return new LockLostException(lease.id().display(), reason);
+			}
+			this.events.releaseFailed(lease, ex);
+			lease.endRelease(Lease.State.EXPIRING, "release failed: " + ex.getMessage());
+			return null;
+		}
+		if (deleted > 0) {
+			lease.id().keys().forEach(this.waiters::released);
+		}
+		if (deleted == lease.id().size()) {
+			lease.endRelease(Lease.State.RELEASED, null);
+			return null;
+		}
+		String reason = "at release a key of the lock was gone or held by another owner";
+		lease.endRelease(Lease.State.LOST, reason);
+		return new LockLostException(lease.id().display(), reason);
+	}
+
+	/**
+	 * Confirms in storage that every lease is still held; marks a lease lost and throws
+	 * if not. Leases released normally pass.
+	 */
+	void verify(List<Lease> parts) {
+		for (Lease lease : parts) {
+			if (lease.state() == Lease.State.HELD) {
+				int held = this.backend.check(lease.id(), lease.owner());
+				if (held < lease.id().size()) {
+					lease.lose("a key of the lock was gone or held by another owner when checked");
+				}
+				else if (System.nanoTime() - lease.deadlineNanos() >= 0) {
+					lease.lose("the lease ran out by the local clock");
+				}
+			}
+			Lease.State state = lease.state();
+			if (state != Lease.State.HELD && state != Lease.State.RELEASED && state != Lease.State.EXPIRING) {
+				throw new LockLostException(lease.id().display(),
+						(lease.reason() != null) ? lease.reason() : "it is no longer held (" + state + ")");
+			}
+		}
+	}
+
+	/** The watchdog found the lease gone or run out. */
+	void expired(Lease lease, String reason) {
+		lease.lose(reason);
+	}
+
+	/** A handle became unreachable without {@code close()}. */
+	void leaked(LockId id, List<Lease> parts, LeaseHandle.CallFrame call) {
+		logger.warn("A LockHandle of '{}' became unreachable without close(); its lease is no longer renewed and "
+				+ "expires on its own. Close every handle (try-with-resources).", id.display());
+		for (Lease lease : parts) {
+			if (lease.exit(call)) {
+				lease.leak("its handle was dropped without close()");
+			}
+		}
+	}
+
+	@Override
+	public void ended(Lease lease, Lease.State from, Lease.State to, String reason) {
+		this.leases.remove(lease);
+		this.observations.stopHeld(lease.observation());
+		if (to == Lease.State.LOST) {
+			this.events.lost(lease, reason);
+		}
+	}
+
+	// --- read-only views
+	// -------------------------------------------------------------------
+
+	/** The leases held now, oldest first. */
+	public List<LockInfo> heldLocks() {
+		long now = System.nanoTime();
+		return this.leases.stream()
+			.filter((lease) -> lease.state() == Lease.State.HELD)
+			.sorted(Comparator.comparing(Lease::acquiredAt))
+			.map((lease) -> new LockInfo(lease.id().display(), lease.lockName(), lease.fencingToken(lease.id().first()),
+					lease.acquiredAt(), Duration.ofNanos(Math.max(0, lease.deadlineNanos() - now)), lease.renewed(),
+					lease.holderThread(), lease.depth()))
+			.toList();
+	}
+
+	/** Leases in the registry (held or being released). */
+	public int registered() {
+		return this.leases.size();
+	}
+
+	public String keyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public LockBackend backend() {
+		return this.backend;
+	}
+
+	public long leasesLost() {
+		return this.events.lostCount();
+	}
+
+	public long releaseFailures() {
+		return this.events.releaseFailures();
+	}
+
+	public boolean renewalsFailing() {
+		return this.watchdog.renewalsFailing();
+	}
+
+	public String lastRenewalFailure() {
+		return this.watchdog.lastFailure();
+	}
+
+	public int mostRenewalCallsInAPass() {
+		return this.watchdog.mostCallsInAPass();
+	}
+
+	public int keysWaitedFor() {
+		return this.waiters.keysWaitedFor();
+	}
+
+	private static byte[] nextToken() {
+		byte[] token = new byte[16];
+		random.nextBytes(token);
+		return token;
+	}
+
+	/** Stops renewing (held leases expire on their own) and closes the backend. */
+	@Override
+	public void close() {
+		this.watchdog.close();
+		for (Lease lease : List.copyOf(this.leases)) {
+			lease.abandon("the lock client was closed");
+		}
+		this.waiters.close();
+		this.events.close();
+		this.backend.close();
+	}
+
+}

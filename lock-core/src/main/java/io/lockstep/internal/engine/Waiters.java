@@ -1,0 +1,184 @@
+package io.lockstep.internal.engine;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Parks threads waiting for a lock until it is released. The backend delivers release
+ * notifications (Redis pub/sub, or in-process for the JVM-local backend) for the keys
+ * that have local waiters; a release wakes the longest-waiting local waiter of the key,
+ * and a woken waiter that leaves without the lock passes the wake-up on to the next.
+ * Notifications are hints: a woken waiter re-runs the atomic acquire, and every wait is
+ * also bounded by the holder's remaining lease. Without notifications (refused by the
+ * server) waiters poll with jittered exponential backoff.
+ */
+final class Waiters {
+
+	/** Longest park while notified, in case a notification was lost (a reconnect). */
+	private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+	private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+	private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+	private final LockBackend backend;
+
+	private final Map<String, ArrayDeque<Waiter>> waiting = new HashMap<>();
+
+	private volatile boolean closed;
+
+	Waiters(LockBackend backend) {
+		this.backend = backend;
+		backend.onRelease(this::released);
+	}
+
+	/** A thread waiting for one key. */
+	final class Waiter {
+
+		private final String key;
+
+		private final Thread thread = Thread.currentThread();
+
+		private volatile boolean signalled;
+
+		/** Whether a wake-up reached this waiter since it last tried to acquire. */
+		private volatile boolean unanswered;
+
+		private long backoffNanos = MIN_BACKOFF_NANOS;
+
+		private Waiter(String key) {
+			this.key = key;
+		}
+
+		String key() {
+			return this.key;
+		}
+
+		/** About to try the acquire: the wake-up so far is answered by this attempt. */
+		void attempting() {
+			this.unanswered = false;
+		}
+
+		/**
+		 * Parks until signalled, {@code maxNanos}, or the holder's lease may have run
+		 * out.
+		 * @param holderTtlMillis the holder's remaining lease as the failed attempt saw
+		 * it (negative: unknown)
+		 */
+		void await(long maxNanos, long holderTtlMillis) {
+			long park = maxNanos;
+			if (holderTtlMillis >= 0) {
+				park = Math.min(park, TimeUnit.MILLISECONDS.toNanos(holderTtlMillis) + 1_000_000L);
+			}
+			if (!Waiters.this.backend.notifies()) {
+				park = Math.min(park,
+						ThreadLocalRandom.current().nextLong(this.backoffNanos / 2, this.backoffNanos + 1));
+				this.backoffNanos = Math.min(MAX_BACKOFF_NANOS, this.backoffNanos * 2);
+			}
+			else {
+				park = Math.min(park, RECHECK_NANOS);
+			}
+			long until = System.nanoTime() + park;
+			while (!this.signalled && !Thread.currentThread().isInterrupted() && !Waiters.this.closed) {
+				long left = until - System.nanoTime();
+				if (left <= 0) {
+					break;
+				}
+				LockSupport.parkNanos(this, left);
+			}
+			this.signalled = false;
+		}
+
+		private boolean signal() {
+			if (this.signalled) {
+				return false;
+			}
+			this.unanswered = true;
+			this.signalled = true;
+			LockSupport.unpark(this.thread);
+			return true;
+		}
+
+	}
+
+	/**
+	 * Registers the current thread as a waiter for the key, listening for its releases
+	 * first when it is the key's first local waiter. Try to acquire once more after this
+	 * before parking.
+	 */
+	Waiter register(String key) {
+		// outside the monitor: connecting may take up to the command timeout
+		this.backend.prepareListening();
+		Waiter waiter = new Waiter(key);
+		CompletableFuture<?> listening = null;
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>());
+			if (queue.isEmpty()) {
+				// sent (not awaited) under the monitor, so that listen and unlisten keep
+				// their order
+				listening = this.backend.listen(key);
+			}
+			queue.addLast(waiter);
+		}
+		if (listening != null) {
+			this.backend.awaitListening(listening);
+		}
+		return waiter;
+	}
+
+	/**
+	 * The waiter leaves; when it leaves without the lock after a wake-up it did not
+	 * answer, the wake-up goes to the next waiter.
+	 */
+	void unregister(Waiter waiter, boolean acquired) {
+		boolean last;
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key);
+			if (queue == null || !queue.remove(waiter)) {
+				return;
+			}
+			last = queue.isEmpty();
+			if (last) {
+				this.waiting.remove(waiter.key);
+				this.backend.unlisten(waiter.key);
+			}
+		}
+		if (!last && !acquired && waiter.unanswered) {
+			released(waiter.key);
+		}
+	}
+
+	/** The key was released: wake its longest-waiting local waiter not yet woken. */
+	void released(String key) {
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.get(key);
+			if (queue != null) {
+				for (Waiter waiter : queue) {
+					if (waiter.signal()) {
+						return;
+					}
+				}
+			}
+		}
+	}
+
+	/** Keys with local waiters now. */
+	int keysWaitedFor() {
+		synchronized (this.waiting) {
+			return this.waiting.size();
+		}
+	}
+
+	void close() {
+		this.closed = true;
+		synchronized (this.waiting) {
+			this.waiting.values().forEach((queue) -> queue.forEach(Waiter::signal));
+		}
+	}
+
+}

@@ -1,0 +1,179 @@
+package io.lockstep.local;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockId;
+
+/**
+ * Locks in this JVM's memory: the same owner checks, leases and max-hold caps as in
+ * Redis, with {@code System.nanoTime()} as the clock. Fencing tokens come from one
+ * counter, so they are strictly increasing for every key. Release notifications are
+ * delivered in-process. One monitor guards the map; operations never block on anything
+ * else.
+ */
+final class LocalBackend implements LockBackend {
+
+	private final Map<String, Entry> keys = new HashMap<>();
+
+	private long fence;
+
+	private volatile Consumer<String> listener = (key) -> {
+	};
+
+	/** A held key. */
+	private record Entry(String owner, long fence, long expiresAt, long capAt) {
+	}
+
+	@Override
+	public synchronized Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		long now = System.nanoTime();
+		long longest = -1;
+		int first = -1;
+		for (int i = 0; i < id.size(); i++) {
+			Entry entry = live(id.keys().get(i), now);
+			if (entry != null && !entry.owner().equals(owner)) {
+				longest = Math.max(longest, TimeUnit.NANOSECONDS.toMillis(entry.expiresAt() - now));
+				first = (first < 0) ? i : first;
+			}
+		}
+		if (first >= 0) {
+			return Attempt.held(longest, first);
+		}
+		long cap = (maxHoldMillis > 0) ? now + TimeUnit.MILLISECONDS.toNanos(maxHoldMillis) : Long.MAX_VALUE;
+		long[] fences = new long[id.size()];
+		for (int i = 0; i < id.size(); i++) {
+			String key = id.keys().get(i);
+			Entry entry = live(key, now);
+			fences[i] = (entry != null) ? entry.fence() : ++this.fence;
+			long entryCap = (entry != null) ? entry.capAt() : cap;
+			long expiresAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(leaseMillis), entryCap);
+			this.keys.put(key, new Entry(owner, fences[i], expiresAt, entryCap));
+		}
+		return Attempt.acquired(fences);
+	}
+
+	@Override
+	public synchronized CompletableFuture<long[]> renew(List<Renewal> renewals) {
+		long now = System.nanoTime();
+		long[] granted = new long[renewals.size()];
+		for (int i = 0; i < granted.length; i++) {
+			Renewal renewal = renewals.get(i);
+			long least = Long.MAX_VALUE;
+			for (String key : renewal.id().keys()) {
+				Entry entry = live(key, now);
+				if (entry == null || !entry.owner().equals(renewal.owner())) {
+					least = 0;
+					break;
+				}
+				long grant = Math.min(TimeUnit.MILLISECONDS.toNanos(renewal.leaseMillis()), entry.capAt() - now);
+				if (grant <= 0) {
+					least = -1;
+					continue;
+				}
+				this.keys.put(key, new Entry(entry.owner(), entry.fence(), now + grant, entry.capAt()));
+				least = (least < 0) ? least : Math.min(least, TimeUnit.NANOSECONDS.toMillis(grant));
+			}
+			granted[i] = least;
+		}
+		return CompletableFuture.completedFuture(granted);
+	}
+
+	@Override
+	public int release(LockId id, String owner) {
+		int released = 0;
+		synchronized (this) {
+			long now = System.nanoTime();
+			for (String key : id.keys()) {
+				Entry entry = live(key, now);
+				if (entry != null && entry.owner().equals(owner)) {
+					this.keys.remove(key);
+					released++;
+				}
+			}
+		}
+		if (released > 0) {
+			id.keys().forEach(this.listener);
+		}
+		return released;
+	}
+
+	@Override
+	public void releaseQuietly(LockId id, String owner) {
+		release(id, owner);
+	}
+
+	@Override
+	public synchronized int check(LockId id, String owner) {
+		long now = System.nanoTime();
+		int held = 0;
+		for (String key : id.keys()) {
+			Entry entry = live(key, now);
+			if (entry != null && entry.owner().equals(owner)) {
+				held++;
+			}
+		}
+		return held;
+	}
+
+	@Override
+	public synchronized long remainingLease(String key) {
+		long now = System.nanoTime();
+		Entry entry = live(key, now);
+		return (entry != null) ? TimeUnit.NANOSECONDS.toMillis(entry.expiresAt() - now) : -2;
+	}
+
+	/** The entry of a key unless it expired (then it is removed). */
+	private Entry live(String key, long now) {
+		Entry entry = this.keys.get(key);
+		if (entry != null && now - entry.expiresAt() >= 0) {
+			this.keys.remove(key);
+			return null;
+		}
+		return entry;
+	}
+
+	@Override
+	public Duration commandTimeout() {
+		return Duration.ofSeconds(1);
+	}
+
+	@Override
+	public void prepareListening() {
+	}
+
+	@Override
+	public CompletableFuture<?> listen(String key) {
+		return CompletableFuture.completedFuture(null);
+	}
+
+	@Override
+	public void awaitListening(CompletableFuture<?> listening) {
+	}
+
+	@Override
+	public void unlisten(String key) {
+	}
+
+	@Override
+	public void onRelease(Consumer<String> listener) {
+		this.listener = listener;
+	}
+
+	@Override
+	public boolean notifies() {
+		return true;
+	}
+
+	@Override
+	public synchronized void close() {
+		this.keys.clear();
+	}
+
+}

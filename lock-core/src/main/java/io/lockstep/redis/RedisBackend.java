@@ -1,0 +1,146 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockId;
+
+/**
+ * The single-master Redis backend (standalone, or the master that Sentinel points to):
+ * one Lua script per operation on the lock's own connection, release notifications over
+ * pub/sub. Key layout: the lock key holds {@code "<owner token>:<fencing token>:<cap>"}
+ * with the lease as its TTL; the counter {@code <key-prefix>__fence} (no TTL) issues the
+ * fencing tokens.
+ */
+final class RedisBackend implements LockBackend {
+
+	private final LockCommands commands;
+
+	private final ReleaseChannel channel;
+
+	private final String fenceKey;
+
+	RedisBackend(AbstractRedisClient client, Duration commandTimeout, String keyPrefix) {
+		this.commands = new LockCommands(client, commandTimeout);
+		this.channel = new ReleaseChannel(client, commandTimeout);
+		this.fenceKey = keyPrefix + "__fence";
+	}
+
+	@Override
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		List<String> keys = new ArrayList<>(id.keys());
+		id.keys().forEach((key) -> keys.add(this.fenceKey));
+		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+		List<Long> reply;
+		if (id.size() == 1) {
+			reply = this.commands.eval(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
+		}
+		else {
+			reply = this.commands.eval(LockCommands.ACQUIRE_ALL, keys, args, "acquire " + id.keys());
+		}
+		if (reply.get(0) == 1L) {
+			long[] fences = new long[id.size()];
+			for (int i = 0; i < fences.length; i++) {
+				fences[i] = reply.get(i + 1);
+			}
+			return Attempt.acquired(fences);
+		}
+		return Attempt.held(reply.get(1), (reply.size() > 2) ? reply.get(2).intValue() : 0);
+	}
+
+	@Override
+	public CompletableFuture<long[]> renew(List<Renewal> renewals) {
+		List<String> keys = new ArrayList<>();
+		List<String> args = new ArrayList<>();
+		for (Renewal renewal : renewals) {
+			for (String key : renewal.id().keys()) {
+				keys.add(key);
+				args.add(renewal.owner());
+				args.add(Long.toString(renewal.leaseMillis()));
+			}
+		}
+		return this.commands.<List<Long>>evalAsync(LockCommands.RENEW, keys, args).thenApply((replies) -> {
+			long[] granted = new long[renewals.size()];
+			int index = 0;
+			for (int i = 0; i < granted.length; i++) {
+				long least = Long.MAX_VALUE;
+				for (int k = 0; k < renewals.get(i).id().size(); k++) {
+					long reply = replies.get(index++);
+					least = (reply == 0 || least == 0) ? 0 : Math.min(least, reply);
+				}
+				granted[i] = least;
+			}
+			return granted;
+		});
+	}
+
+	@Override
+	public int release(LockId id, String owner) {
+		Long deleted = this.commands.eval(LockCommands.RELEASE, id.keys(), List.of(owner),
+				"release '" + id.display() + "'");
+		return deleted.intValue();
+	}
+
+	@Override
+	public void releaseQuietly(LockId id, String owner) {
+		this.commands.evalAsync(LockCommands.RELEASE, id.keys(), List.of(owner));
+	}
+
+	@Override
+	public int check(LockId id, String owner) {
+		Long held = this.commands.eval(LockCommands.CHECK, id.keys(), List.of(owner), "check '" + id.display() + "'");
+		return held.intValue();
+	}
+
+	@Override
+	public long remainingLease(String key) {
+		return this.commands.pttl(key);
+	}
+
+	@Override
+	public Duration commandTimeout() {
+		return this.commands.timeout();
+	}
+
+	@Override
+	public void prepareListening() {
+		this.channel.prepare();
+	}
+
+	@Override
+	public CompletableFuture<?> listen(String key) {
+		return this.channel.subscribe(key);
+	}
+
+	@Override
+	public void awaitListening(CompletableFuture<?> listening) {
+		this.channel.await(listening);
+	}
+
+	@Override
+	public void unlisten(String key) {
+		this.channel.unsubscribe(key);
+	}
+
+	@Override
+	public void onRelease(Consumer<String> listener) {
+		this.channel.onRelease(listener);
+	}
+
+	@Override
+	public boolean notifies() {
+		return this.channel.notifies();
+	}
+
+	@Override
+	public void close() {
+		this.channel.close();
+		this.commands.close();
+	}
+
+}

@@ -1,0 +1,160 @@
+package io.lockstep.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Release notifications over Redis pub/sub: one connection per client, opened on first
+ * need, subscribed to the channel of each key that has local waiters (the channel is
+ * named like the key; {@code release.lua} publishes on it). The message listener only
+ * unparks waiters. Where SUBSCRIBE is refused (managed Redis, an ACL without channel
+ * rights) it logs one WARN and reports that notifications are unavailable, so waiters
+ * poll with backoff.
+ */
+final class ReleaseChannel implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(ReleaseChannel.class);
+
+	private static final CompletableFuture<Void> NOT_SENT = CompletableFuture.completedFuture(null);
+
+	private final AbstractRedisClient client;
+
+	private final Duration timeout;
+
+	private volatile Consumer<String> listener = (key) -> {
+	};
+
+	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
+
+	private volatile boolean refused;
+
+	private volatile boolean closed;
+
+	ReleaseChannel(AbstractRedisClient client, Duration timeout) {
+		this.client = client;
+		this.timeout = timeout;
+	}
+
+	void onRelease(Consumer<String> listener) {
+		this.listener = listener;
+	}
+
+	boolean notifies() {
+		return !this.refused;
+	}
+
+	/** Opens the connection if needed; blocks at most the command timeout. */
+	void prepare() {
+		if (this.refused || this.closed || this.connection != null) {
+			return;
+		}
+		try {
+			connection();
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+		}
+	}
+
+	CompletableFuture<?> subscribe(String key) {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
+		if (current == null || this.refused || this.closed) {
+			return NOT_SENT;
+		}
+		try {
+			return current.async().subscribe(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
+		}
+		catch (RuntimeException ex) {
+			failed(ex);
+			return NOT_SENT;
+		}
+	}
+
+	void await(CompletableFuture<?> subscribed) {
+		try {
+			subscribed.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			failed(ex);
+		}
+	}
+
+	void unsubscribe(String key) {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
+		if (current != null && !this.refused && !this.closed) {
+			try {
+				current.async().unsubscribe(key.getBytes(StandardCharsets.UTF_8));
+			}
+			catch (RuntimeException ex) {
+				failed(ex);
+			}
+		}
+	}
+
+	/**
+	 * A refusal (no permission, unknown command) switches to polling for good; other
+	 * failures are transient.
+	 */
+	private void failed(Exception ex) {
+		Throwable cause = (ex instanceof ExecutionException && ex.getCause() != null) ? ex.getCause() : ex;
+		String message = String.valueOf(cause.getMessage());
+		boolean refusal = message.contains("NOPERM") || message.contains("unknown command")
+				|| message.contains("not allowed");
+		if (refusal && !this.refused) {
+			this.refused = true;
+			logger.warn("Redis refused SUBSCRIBE ({}); waiting for locks falls back to polling with jittered backoff",
+					message);
+		}
+		else if (!refusal) {
+			logger.debug("SUBSCRIBE did not complete ({}); waiters re-check periodically", message);
+		}
+	}
+
+	private synchronized StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
+		if (current == null) {
+			current = (this.client instanceof RedisClusterClient cluster)
+					? cluster.connectPubSub(ByteArrayCodec.INSTANCE)
+					: ((RedisClient) this.client).connectPubSub(ByteArrayCodec.INSTANCE);
+			current.setTimeout(this.timeout);
+			current.addListener(new RedisPubSubAdapter<>() {
+				@Override
+				public void message(byte[] channel, byte[] message) {
+					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8));
+				}
+			});
+			this.connection = current;
+		}
+		return current;
+	}
+
+	@Override
+	public synchronized void close() {
+		this.closed = true;
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
+		if (current != null) {
+			if (current.isOpen()) {
+				current.close();
+			}
+			this.connection = null;
+		}
+	}
+
+}
