@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Optional;
 
 import io.lockstep.LockInfo;
-import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.LockMonitor;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -18,13 +18,10 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 @Endpoint(id = "locks")
 public class LocksEndpoint {
 
-	private final RedisLockTemplate locks;
+	private final LockMonitor locks;
 
-	private final String keyPrefix;
-
-	public LocksEndpoint(RedisLockTemplate locks, String keyPrefix) {
+	public LocksEndpoint(LockMonitor locks) {
 		this.locks = locks;
-		this.keyPrefix = keyPrefix;
 	}
 
 	@ReadOperation
@@ -37,9 +34,10 @@ public class LocksEndpoint {
 	 */
 	@ReadOperation
 	public KeyState lock(@Selector String key) {
-		String unprefixed = key.startsWith(this.keyPrefix) ? key.substring(this.keyPrefix.length()) : key;
+		String prefix = this.locks.keyPrefix();
+		String unprefixed = key.startsWith(prefix) ? key.substring(prefix.length()) : key;
 		Optional<Long> remaining = this.locks.remainingLease(unprefixed).map(java.time.Duration::toMillis);
-		return new KeyState(this.keyPrefix + unprefixed, remaining.isPresent(), remaining.orElse(null));
+		return new KeyState(prefix + unprefixed, remaining.isPresent(), remaining.orElse(null));
 	}
 
 	/**

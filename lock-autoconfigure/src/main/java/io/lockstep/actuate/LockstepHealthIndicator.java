@@ -1,6 +1,6 @@
 package io.lockstep.actuate;
 
-import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.LockMonitor;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -8,13 +8,14 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * {@code lockstep} health: DOWN while lease renewals are failing (Redis unreachable),
  * when held locks may be lost; UP otherwise. Details: held locks, leases lost since
- * start, and the last renewal failure.
+ * start, releases that failed after the work completed, whether locks are distributed
+ * (false with {@code lockstep.enabled=false}), and the last renewal failure.
  */
 public class LockstepHealthIndicator extends AbstractHealthIndicator {
 
-	private final RedisLockTemplate locks;
+	private final LockMonitor locks;
 
-	public LockstepHealthIndicator(RedisLockTemplate locks) {
+	public LockstepHealthIndicator(LockMonitor locks) {
 		super("Lockstep health check failed");
 		this.locks = locks;
 	}
@@ -22,7 +23,9 @@ public class LockstepHealthIndicator extends AbstractHealthIndicator {
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		builder.withDetail("heldLocks", this.locks.heldLocks().size())
-			.withDetail("leasesLost", this.locks.leasesLost());
+			.withDetail("leasesLost", this.locks.leasesLost())
+			.withDetail("releaseFailures", this.locks.releaseFailures())
+			.withDetail("distributed", this.locks.isDistributed());
 		if (this.locks.renewalsFailing()) {
 			builder.down().withDetail("renewals", "failing").withDetail("lastFailure", this.locks.lastRenewalFailure());
 		}

@@ -16,7 +16,8 @@ import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Keeps the meters that timers do not give: {@code lockstep.active} (locks held now, per
- * lock name) and {@code lockstep.lease.lost} (leases lost, per lock name).
+ * lock name), {@code lockstep.lease.lost} (leases lost, per lock name) and
+ * {@code lockstep.release.failed} (releases that failed after the work completed).
  */
 public class LockMeterObservationHandler implements ObservationHandler<LockObservationContext> {
 
@@ -45,9 +46,19 @@ public class LockMeterObservationHandler implements ObservationHandler<LockObser
 	@Override
 	public void onEvent(Observation.Event event, LockObservationContext context) {
 		MeterRegistry meters = this.registry.getIfAvailable();
-		if (meters != null && LockObservationDocumentation.Events.LEASE_LOST.getName().equals(event.getName())) {
+		if (meters == null) {
+			return;
+		}
+		if (LockObservationDocumentation.Events.LEASE_LOST.getName().equals(event.getName())) {
 			Counter.builder("lockstep.lease.lost")
 				.description("Leases lost while held")
+				.tag("lock", context.getLockName())
+				.register(meters)
+				.increment();
+		}
+		else if (LockObservationDocumentation.Events.RELEASE_FAILED.getName().equals(event.getName())) {
+			Counter.builder("lockstep.release.failed")
+				.description("Releases that failed after the guarded work completed; the lease expired on its own")
 				.tag("lock", context.getLockName())
 				.register(meters)
 				.increment();

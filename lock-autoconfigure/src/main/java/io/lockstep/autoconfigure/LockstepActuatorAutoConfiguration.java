@@ -2,7 +2,7 @@ package io.lockstep.autoconfigure;
 
 import io.lockstep.actuate.LocksEndpoint;
 import io.lockstep.actuate.LockstepHealthIndicator;
-import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.LockMonitor;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -17,10 +17,10 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The Actuator {@code locks} endpoint and the {@code lockstep} health indicator, when
- * Actuator is present and Lockstep's {@link RedisLockTemplate} is configured.
+ * Actuator is present and a lock client ({@link LockMonitor}) is configured.
  */
 @AutoConfiguration(after = LockstepAutoConfiguration.class)
-@ConditionalOnBean(RedisLockTemplate.class)
+@ConditionalOnBean(LockMonitor.class)
 public final class LockstepActuatorAutoConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
@@ -30,8 +30,8 @@ public final class LockstepActuatorAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		@ConditionalOnAvailableEndpoint
-		LocksEndpoint locksEndpoint(RedisLockTemplate locks, LockstepProperties properties) {
-			return new LocksEndpoint(locks, properties.getKeyPrefix());
+		LocksEndpoint locksEndpoint(LockMonitor locks) {
+			return new LocksEndpoint(locks);
 		}
 
 	}
@@ -43,7 +43,7 @@ public final class LockstepActuatorAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(name = "lockstepHealthIndicator")
-		LockstepHealthIndicator lockstepHealthIndicator(RedisLockTemplate locks) {
+		LockstepHealthIndicator lockstepHealthIndicator(LockMonitor locks) {
 			return new LockstepHealthIndicator(locks);
 		}
 

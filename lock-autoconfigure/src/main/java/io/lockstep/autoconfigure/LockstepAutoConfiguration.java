@@ -6,14 +6,21 @@ import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
 import io.lockstep.interceptor.DistributedLockAdvisor;
 import io.lockstep.interceptor.HeldLocksTransactionListener;
+import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
+import io.lockstep.local.LocalLockTemplate;
+import io.lockstep.observation.LockObservationConvention;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redis.RedisLockTemplateBuilder;
+import io.micrometer.observation.ObservationRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -22,6 +29,9 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -32,41 +42,20 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 /**
  * {@link AutoConfiguration Auto-configuration} of Lockstep: a {@link RedisLockTemplate}
  * on the application's {@link RedisConnectionFactory} (Lettuce), the
- * {@code @DistributedLock} advice, and the transaction guard. Off with
- * {@code lockstep.enabled=false}; backs off from a user-defined {@link LockTemplate}.
+ * {@code @DistributedLock} advice, and the transaction guard. With
+ * {@code lockstep.enabled=false} the template is a JVM-local {@link LocalLockTemplate}
+ * (no Redis; one WARN says locks are not distributed), so applications and tests keep
+ * working. Backs off from a user-defined {@link LockTemplate}.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class)
-@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
-@ConditionalOnBean(RedisConnectionFactory.class)
+@Conditional(LockstepAutoConfiguration.OnLocksAvailable.class)
 @EnableConfigurationProperties(LockstepProperties.class)
 @Import(LockstepAutoConfiguration.AutoProxyRegistrar.class)
 public final class LockstepAutoConfiguration {
 
-	private static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+	private static final Logger logger = LoggerFactory.getLogger(LockstepAutoConfiguration.class);
 
-	@Bean(destroyMethod = "close")
-	@ConditionalOnMissingBean(LockTemplate.class)
-	RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
-			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
-			ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
-		if (!properties.getRedlock().getNodes().isEmpty()) {
-			throw new IllegalStateException("lockstep.redlock.nodes is set, but Redlock is not available in this "
-					+ "version of Lockstep yet; remove the property to lock on the single Redis of spring.data.redis.*");
-		}
-		RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
-			.keyPrefix(properties.getKeyPrefix())
-			.waitTime(properties.getWaitTime())
-			.leaseTime(properties.getLeaseTime())
-			.maxHoldTime(properties.getMaxHoldTime())
-			.commandTimeout(commandTimeout(properties))
-			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
-			.lockLostListener(events::publishEvent);
-		listeners.orderedStream().forEach(builder::lockLostListener);
-		properties.getLocks()
-			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime()));
-		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-		return builder.build();
-	}
+	private static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -86,6 +75,63 @@ public final class LockstepAutoConfiguration {
 		return new HeldLocksTransactionListener();
 	}
 
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
+	@ConditionalOnBean(RedisConnectionFactory.class)
+	static class RedisLocks {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockTemplate.class)
+		RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
+				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+			if (!properties.getRedlock().getNodes().isEmpty()) {
+				throw new IllegalStateException("lockstep.redlock.nodes is set, but Redlock is not available in this "
+						+ "version of Lockstep yet; remove the property to lock on the single Redis of "
+						+ "spring.data.redis.*");
+			}
+			RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
+				.commandTimeout(commandTimeout(properties));
+			configure(builder, properties, events, listeners);
+			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+			return builder.build();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "lockstep.enabled", havingValue = false)
+	static class LocalLocks {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockTemplate.class)
+		LocalLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
+				ObjectProvider<LockLostListener> listeners, ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<LockObservationConvention> convention) {
+			logger.warn("lockstep.enabled=false: locks are JVM-local and do NOT exclude other instances of this "
+					+ "application; LockTemplate and @DistributedLock work within this JVM only");
+			LocalLockTemplate.Builder builder = LocalLockTemplate.builder();
+			configure(builder, properties, events, listeners);
+			observationRegistry
+				.ifAvailable((registry) -> builder.observationRegistry(registry, convention.getIfAvailable()));
+			return builder.build();
+		}
+
+	}
+
+	private static void configure(AbstractLockTemplateBuilder<?, ?> builder, LockstepProperties properties,
+			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners) {
+		builder.keyPrefix(properties.getKeyPrefix())
+			.waitTime(properties.getWaitTime())
+			.leaseTime(properties.getLeaseTime())
+			.maxHoldTime(properties.getMaxHoldTime())
+			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
+			.lockLostListener(events::publishEvent);
+		listeners.orderedStream().forEach(builder::lockLostListener);
+		properties.getLocks()
+			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime()));
+	}
+
 	/**
 	 * Every Redis command must fit in a third of the shortest lease, so that a renewal
 	 * can time out and be retried before the lease runs out.
@@ -99,6 +145,29 @@ public final class LockstepAutoConfiguration {
 		}
 		Duration third = shortest.dividedBy(3);
 		return (third.compareTo(MAX_COMMAND_TIMEOUT) < 0 && !third.isZero()) ? third : MAX_COMMAND_TIMEOUT;
+	}
+
+	/**
+	 * Locks are available with a Redis connection factory, or JVM-local with
+	 * {@code lockstep.enabled=false}.
+	 */
+	static class OnLocksAvailable extends AnyNestedCondition {
+
+		OnLocksAvailable() {
+			super(ConfigurationCondition.ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnBooleanProperty(name = "lockstep.enabled", havingValue = false)
+		static class Disabled {
+
+		}
+
+		@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
+		@ConditionalOnBean(RedisConnectionFactory.class)
+		static class RedisPresent {
+
+		}
+
 	}
 
 	/**

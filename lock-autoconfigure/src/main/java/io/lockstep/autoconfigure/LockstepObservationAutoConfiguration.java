@@ -18,8 +18,8 @@ import org.springframework.context.annotation.Configuration;
  * timers {@code lockstep.acquire} (tags {@code lock}, {@code outcome}) and
  * {@code lockstep.held} (tag {@code lock}), spans with a tracer, and, with a
  * {@link MeterRegistry}, the gauge {@code lockstep.active} and the counter
- * {@code lockstep.lease.lost}. Define a {@link LockObservationConvention} bean to change
- * names or tags.
+ * {@code lockstep.lease.lost} and {@code lockstep.release.failed}. Define a
+ * {@link LockObservationConvention} bean to change names or tags.
  */
 @AutoConfiguration(after = ObservationAutoConfiguration.class, before = LockstepAutoConfiguration.class)
 @ConditionalOnClass(ObservationRegistry.class)

@@ -92,12 +92,13 @@ class LockstepAutoConfigurationTests {
 	}
 
 	@Test
-	void disabledByProperty() {
+	void disabledByPropertyGivesJvmLocalLocks() {
 		this.contextRunner.withPropertyValues("lockstep.enabled=false")
 			.run((context) -> assertThat(context).hasNotFailed()
-				.doesNotHaveBean(LockTemplate.class)
-				.doesNotHaveBean(DistributedLockAdvisor.class)
-				.doesNotHaveBean(HeldLocksTransactionListener.class));
+				.hasSingleBean(io.lockstep.local.LocalLockTemplate.class)
+				.doesNotHaveBean(RedisLockTemplate.class)
+				.hasSingleBean(DistributedLockAdvisor.class)
+				.hasSingleBean(HeldLocksTransactionListener.class));
 	}
 
 	@Test

@@ -20,10 +20,14 @@ import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.expression.spel.SpelMessage;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.Assign;
+import org.springframework.expression.spel.ast.CompoundExpression;
 import org.springframework.expression.spel.ast.ConstructorReference;
 import org.springframework.expression.spel.ast.FunctionReference;
 import org.springframework.expression.spel.ast.OpDec;
 import org.springframework.expression.spel.ast.OpInc;
+import org.springframework.expression.spel.ast.Projection;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.Selection;
 import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
@@ -42,6 +46,10 @@ import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
 final class LockKeyExpressions extends CachedExpressionEvaluator {
 
 	static final int MAX_LENGTH = 1024;
+
+	/** The properties of {@link LockExpressionRoot}, readable without a prefix. */
+	private static final List<String> ROOT_PROPERTIES = List.of("method", "methodName", "args", "target",
+			"targetClass");
 
 	private static final TypeLocator noTypes = (typeName) -> {
 		throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
@@ -74,8 +82,42 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 		catch (ParseException ex) {
 			throw new IllegalArgumentException("does not parse: " + ex.getMessage(), ex);
 		}
-		check(((SpelExpression) parsed).getAST(), variables(method));
+		SpelNode ast = ((SpelExpression) parsed).getAST();
+		check(ast, variables(method));
+		checkRootProperties(ast, expression);
 		return parsed;
+	}
+
+	/**
+	 * A property read on the root object must be one of {@link LockExpressionRoot}'s: a
+	 * bare word such as {@code report} is almost always meant as a constant.
+	 */
+	private static void checkRootProperties(SpelNode node, String expression) {
+		if (node instanceof PropertyOrFieldReference property) {
+			String name = property.getName();
+			if (!ROOT_PROPERTIES.contains(name)) {
+				throw new IllegalArgumentException("reads '" + name + "', which is neither a parameter ('#" + name
+						+ "') nor a property of the root object " + ROOT_PROPERTIES + "; for a constant key, quote it: "
+						+ "'" + name + "'");
+			}
+			return;
+		}
+		if (node instanceof Selection || node instanceof Projection) {
+			return;
+		}
+		if (node instanceof CompoundExpression) {
+			// only the first element is read from the root; later ones from its value
+			checkRootProperties(node.getChild(0), expression);
+			for (int i = 1; i < node.getChildCount(); i++) {
+				for (int j = 0; j < node.getChild(i).getChildCount(); j++) {
+					checkRootProperties(node.getChild(i).getChild(j), expression);
+				}
+			}
+			return;
+		}
+		for (int i = 0; i < node.getChildCount(); i++) {
+			checkRootProperties(node.getChild(i), expression);
+		}
 	}
 
 	/** Evaluates a parsed expression for one call. */
