@@ -48,8 +48,9 @@ public interface LockHandle extends AutoCloseable {
 	/**
 	 * Releases the lock (for a reentrant acquisition: leaves one level). Idempotent.
 	 * @throws LockLostException if the lease was lost while held; the key of the new
-	 * owner, if any, is left untouched
-	 * @throws LockException if Redis cannot be reached; the lease then expires on its own
+	 * owner, if any, is left untouched Redis not answering the release is logged and
+	 * counted, not thrown, while the lease is still valid: the key then expires on its
+	 * own.
 	 */
 	@Override
 	void close();

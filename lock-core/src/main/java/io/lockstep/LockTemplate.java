@@ -11,9 +11,11 @@ import java.util.Optional;
  *
  * <p>
  * Without a fixed lease ({@link #withLeaseTime(Duration)}), a watchdog renews the lease
- * every third of it while the acquiring thread is alive and the handle is not closed. A
- * thread that holds a key and acquires it again re-enters without waiting and without a
- * Redis command.
+ * every third of it until the handle is closed (from any thread) or {@code max-hold-time}
+ * is reached; a handle dropped without {@code close()} is logged as leaked and no longer
+ * renewed. A call that holds a key and acquires it again re-enters without waiting and
+ * without a Redis command; asking for more keys than it holds acquires only the missing
+ * ones.
  *
  * <p>
  * Mutual exclusion holds on one Redis master while the lease holds. With asynchronous
