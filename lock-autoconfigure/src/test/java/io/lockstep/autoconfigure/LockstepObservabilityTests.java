@@ -87,6 +87,12 @@ class LockstepObservabilityTests {
 			}
 			assertThat(lock.isHeld()).isFalse();
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close);
+			// counted by the thread that detected the loss, right after marking it: wait
+			// for it (bounded)
+			long counted = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+			while (meters.find("lockstep.lease.lost").counter() == null && System.nanoTime() < counted) {
+				Thread.onSpinWait();
+			}
 			assertThat(meters.get("lockstep.lease.lost").tag("lock", "orders").counter().count()).isEqualTo(1);
 		});
 	}
