@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
+import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.ReleaseChannel;
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;

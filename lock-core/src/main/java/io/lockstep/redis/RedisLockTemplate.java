@@ -5,6 +5,7 @@ import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.AbstractLockTemplate;
 import io.lockstep.internal.engine.LockEngine;
 import io.lockstep.internal.engine.LockSettings;
+import io.lockstep.internal.redis.RedisBackendFactory;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -61,6 +62,14 @@ public final class RedisLockTemplate extends AbstractLockTemplate<RedisLockTempl
 	public static RedisLockTemplateBuilder builder(AbstractRedisClient client) {
 		Assert.notNull(client, "'client' must not be null");
 		return new RedisLockTemplateBuilder(client);
+	}
+
+	/**
+	 * A builder on a backend of Lockstep's own (Cluster, Redlock); not for applications.
+	 */
+	public static RedisLockTemplateBuilder builder(RedisBackendFactory backend) {
+		Assert.notNull(backend, "'backend' must not be null");
+		return new RedisLockTemplateBuilder(backend);
 	}
 
 	@Override

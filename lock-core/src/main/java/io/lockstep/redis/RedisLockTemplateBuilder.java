@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
 
 import org.springframework.util.Assert;
@@ -14,12 +15,16 @@ import org.springframework.util.Assert;
 public final class RedisLockTemplateBuilder
 		extends AbstractLockTemplateBuilder<RedisLockTemplateBuilder, RedisLockTemplate> {
 
-	private final AbstractRedisClient client;
+	private final RedisBackendFactory backend;
 
 	private Duration commandTimeout = Duration.ofSeconds(2);
 
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
-		this.client = client;
+		this((timeout, prefix) -> new RedisBackend(client, timeout, prefix));
+	}
+
+	RedisLockTemplateBuilder(RedisBackendFactory backend) {
+		this.backend = backend;
 	}
 
 	@Override
@@ -52,8 +57,7 @@ public final class RedisLockTemplateBuilder
 						+ ") must not exceed a third of '" + property + "' (" + lease + ")");
 			}
 		});
-		RedisBackend backend = new RedisBackend(this.client, this.commandTimeout, keyPrefix());
-		return new RedisLockTemplate(engine(backend), settings(), true);
+		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings(), true);
 	}
 
 }

@@ -3,6 +3,7 @@ package io.lockstep.redis;
 import java.time.Duration;
 import java.util.List;
 
+import io.lockstep.internal.redis.LockCommands;
 import io.lettuce.core.RedisClient;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;

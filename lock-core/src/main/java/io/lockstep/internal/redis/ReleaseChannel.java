@@ -1,4 +1,4 @@
-package io.lockstep.redis;
+package io.lockstep.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * rights) it logs one WARN and reports that notifications are unavailable, so waiters
  * poll with backoff.
  */
-final class ReleaseChannel implements AutoCloseable {
+public final class ReleaseChannel implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(ReleaseChannel.class);
 
@@ -44,21 +44,21 @@ final class ReleaseChannel implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	ReleaseChannel(AbstractRedisClient client, Duration timeout) {
+	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
 		this.client = client;
 		this.timeout = timeout;
 	}
 
-	void onRelease(Consumer<String> listener) {
+	public void onRelease(Consumer<String> listener) {
 		this.listener = listener;
 	}
 
-	boolean notifies() {
+	public boolean notifies() {
 		return !this.refused;
 	}
 
 	/** Opens the connection if needed; blocks at most the command timeout. */
-	void prepare() {
+	public void prepare() {
 		if (this.refused || this.closed || this.connection != null) {
 			return;
 		}
@@ -70,7 +70,7 @@ final class ReleaseChannel implements AutoCloseable {
 		}
 	}
 
-	CompletableFuture<?> subscribe(String key) {
+	public CompletableFuture<?> subscribe(String key) {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current == null || this.refused || this.closed) {
 			return NOT_SENT;
@@ -84,7 +84,7 @@ final class ReleaseChannel implements AutoCloseable {
 		}
 	}
 
-	void await(CompletableFuture<?> subscribed) {
+	public void await(CompletableFuture<?> subscribed) {
 		try {
 			subscribed.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
@@ -96,7 +96,7 @@ final class ReleaseChannel implements AutoCloseable {
 		}
 	}
 
-	void unsubscribe(String key) {
+	public void unsubscribe(String key) {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current != null && !this.refused && !this.closed) {
 			try {

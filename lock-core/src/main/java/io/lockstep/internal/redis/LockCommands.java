@@ -1,4 +1,4 @@
-package io.lockstep.redis;
+package io.lockstep.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,64 +25,99 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The lock's own Redis connection and its Lua scripts, run by EVALSHA (EVAL once after a
  * NOSCRIPT, e.g. after a Redis restart). Every call is bounded by a timeout.
  */
-final class LockCommands implements AutoCloseable {
+public final class LockCommands implements AutoCloseable {
 
-	static final RedisScript<List> ACQUIRE = script("acquire");
+	public static final RedisScript<List> ACQUIRE = script("acquire");
 
-	static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
+	public static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
 
-	static final RedisScript<Long> RELEASE = script("release", Long.class);
+	public static final RedisScript<Long> RELEASE = script("release", Long.class);
 
-	static final RedisScript<List> RENEW = script("renew");
+	public static final RedisScript<List> RENEW = script("renew");
 
-	static final RedisScript<Long> CHECK = script("check", Long.class);
+	public static final RedisScript<Long> CHECK = script("check", Long.class);
 
 	private static final byte[][] NO_KEYS = new byte[0][];
 
-	private final StatefulConnection<byte[], byte[]> connection;
-
-	private final RedisClusterAsyncCommands<byte[], byte[]> async;
+	private final AbstractRedisClient client;
 
 	private final Duration timeout;
 
-	LockCommands(AbstractRedisClient client, Duration timeout) {
-		this.timeout = timeout;
-		if (client instanceof RedisClusterClient cluster) {
-			var clusterConnection = cluster.connect(ByteArrayCodec.INSTANCE);
-			this.connection = clusterConnection;
-			this.async = clusterConnection.async();
-		}
-		else if (client instanceof RedisClient standalone) {
-			var standaloneConnection = standalone.connect(ByteArrayCodec.INSTANCE);
-			this.connection = standaloneConnection;
-			this.async = standaloneConnection.async();
-		}
-		else {
+	private StatefulConnection<byte[], byte[]> connection;
+
+	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
+
+	private boolean closed;
+
+	/**
+	 * Connects on first use, so that an application starts while Redis is down and locks
+	 * once it answers.
+	 */
+	public LockCommands(AbstractRedisClient client, Duration timeout) {
+		if (!(client instanceof RedisClusterClient) && !(client instanceof RedisClient)) {
 			throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
 		}
-		this.connection.setTimeout(timeout);
+		this.client = client;
+		this.timeout = timeout;
 	}
 
-	Duration timeout() {
+	private RedisClusterAsyncCommands<byte[], byte[]> async() {
+		RedisClusterAsyncCommands<byte[], byte[]> current = this.async;
+		return (current != null) ? current : connect();
+	}
+
+	private synchronized RedisClusterAsyncCommands<byte[], byte[]> connect() {
+		if (this.async != null) {
+			return this.async;
+		}
+		if (this.closed) {
+			throw new LockException("The lock client is closed");
+		}
+		try {
+			if (this.client instanceof RedisClusterClient cluster) {
+				var clusterConnection = cluster.connect(ByteArrayCodec.INSTANCE);
+				this.connection = clusterConnection;
+				this.async = clusterConnection.async();
+			}
+			else {
+				var standaloneConnection = ((RedisClient) this.client).connect(ByteArrayCodec.INSTANCE);
+				this.connection = standaloneConnection;
+				this.async = standaloneConnection.async();
+			}
+		}
+		catch (RuntimeException ex) {
+			throw new LockException("Cannot connect to Redis: " + ex.getMessage(), ex);
+		}
+		this.connection.setTimeout(this.timeout);
+		return this.async;
+	}
+
+	public Duration timeout() {
 		return this.timeout;
 	}
 
 	/** Runs a script and returns the future of its reply; never blocks. */
-	<T> CompletableFuture<T> evalAsync(RedisScript<?> script, List<String> keys, List<String> args) {
+	public <T> CompletableFuture<T> evalAsync(RedisScript<?> script, List<String> keys, List<String> args) {
 		byte[][] keyBytes = toBytes(keys);
 		byte[][] argBytes = toBytes(args);
 		ScriptOutputType type = (script.getResultType() == Long.class) ? ScriptOutputType.INTEGER
 				: ScriptOutputType.MULTI;
 		CompletableFuture<T> result = new CompletableFuture<>();
-		this.async.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, failure) -> {
+		RedisClusterAsyncCommands<byte[], byte[]> commands;
+		try {
+			commands = async();
+		}
+		catch (LockException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+		commands.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, failure) -> {
 			if (failure == null) {
 				result.complete(value);
 			}
 			else if (isNoScript(failure) && !result.isDone()) {
 				// only while the caller still waits: after its timeout the command must
 				// not run
-				this.async
-					.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
+				async().<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
 					.whenComplete((retried, again) -> complete(result, retried, again));
 			}
 			else {
@@ -93,21 +128,21 @@ final class LockCommands implements AutoCloseable {
 	}
 
 	/** Runs a script and waits for its reply, at most the command timeout. */
-	<T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
 		return await(evalAsync(script, keys, args), what);
 	}
 
-	boolean exists(String key) {
-		CompletableFuture<Long> count = this.async.exists(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
+	public boolean exists(String key) {
+		CompletableFuture<Long> count = async().exists(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
 		return await(count, "check lock '" + key + "'") > 0;
 	}
 
-	long pttl(String key) {
-		return await(this.async.pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
+	public long pttl(String key) {
+		return await(async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
 				"read the lease of '" + key + "'");
 	}
 
-	<T> T await(CompletableFuture<T> future, String what) {
+	public <T> T await(CompletableFuture<T> future, String what) {
 		try {
 			return future.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
@@ -127,10 +162,11 @@ final class LockCommands implements AutoCloseable {
 	}
 
 	@Override
-	public void close() {
+	public synchronized void close() {
+		this.closed = true;
 		// the client may have been shut down first (its factory stopped): then the
 		// connection is closed already
-		if (this.connection.isOpen()) {
+		if (this.connection != null && this.connection.isOpen()) {
 			this.connection.close();
 		}
 	}
