@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
@@ -40,6 +42,10 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	private static final SecureRandom random = new SecureRandom();
 
 	private static final HexFormat hex = HexFormat.of();
+
+	private static final long MIN_RETRY_MILLIS = 20;
+
+	private static final long MAX_RETRY_MILLIS = 500;
 
 	private final LockBackend backend;
 
@@ -138,13 +144,23 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		long start = System.nanoTime();
 		Waiters.Waiter waiter = null;
 		boolean acquired = false;
+		Retry retry = new Retry();
 		try {
 			while (true) {
 				if (waiter != null) {
 					waiter.attempting();
 				}
 				long sent = System.nanoTime();
-				LockBackend.Attempt attempt = attempt(id, owner, grantedMillis, maxHoldMillis);
+				LockBackend.Attempt attempt;
+				try {
+					attempt = attempt(id, owner, grantedMillis, maxHoldMillis);
+				}
+				catch (LockException ex) {
+					// a timeout or a lost connection is "not yet" while the wait lasts
+					retry.failed(ex, waitNanos - (System.nanoTime() - start), id);
+					continue;
+				}
+				retry.succeeded();
 				if (attempt.acquired()) {
 					Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed, sent,
 							TimeUnit.MILLISECONDS.toNanos(grantedMillis));
@@ -182,6 +198,46 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			}
 			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
 		}
+	}
+
+	/**
+	 * Backs off after a failed attempt while the wait lasts: jittered, doubling from
+	 * {@value #MIN_RETRY_MILLIS} ms to {@value #MAX_RETRY_MILLIS} ms.
+	 */
+	private static final class Retry {
+
+		private long delayMillis = MIN_RETRY_MILLIS;
+
+		private LockException last;
+
+		private int failures;
+
+		/**
+		 * @throws LockException when no wait is left: the last failure, with how many
+		 * attempts failed
+		 */
+		void failed(LockException failure, long leftNanos, LockId id) {
+			this.last = failure;
+			this.failures++;
+			if (leftNanos <= 0) {
+				if (this.failures == 1) {
+					throw failure;
+				}
+				throw new LockException("Could not acquire lock '" + id.display() + "' within its wait time: "
+						+ this.failures + " attempts failed, the last with: " + failure.getMessage(), failure);
+			}
+			long delay = ThreadLocalRandom.current().nextLong(this.delayMillis / 2, this.delayMillis + 1);
+			this.delayMillis = Math.min(MAX_RETRY_MILLIS, this.delayMillis * 2);
+			LockSupport.parkNanos(this, Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(delay)));
+			if (Thread.currentThread().isInterrupted()) {
+				throw new LockException("Interrupted while waiting for lock '" + id.display() + "'", this.last);
+			}
+		}
+
+		void succeeded() {
+			this.delayMillis = MIN_RETRY_MILLIS;
+		}
+
 	}
 
 	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
