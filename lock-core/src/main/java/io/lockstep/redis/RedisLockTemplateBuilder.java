@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lockstep.cluster.ClusterLocks;
 import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
 
@@ -20,7 +22,8 @@ public final class RedisLockTemplateBuilder
 	private Duration commandTimeout = Duration.ofSeconds(2);
 
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
-		this((timeout, prefix) -> new RedisBackend(client, timeout, prefix));
+		this((client instanceof RedisClusterClient cluster) ? ClusterLocks.backend(cluster)
+				: (timeout, prefix) -> new RedisBackend(client, timeout, prefix));
 	}
 
 	RedisLockTemplateBuilder(RedisBackendFactory backend) {

@@ -1,6 +1,7 @@
 -- Releases locks held by one owner and tells waiters: compare-and-delete, never a plain DEL.
 -- KEYS[1..n]  lock keys
 -- ARGV[1]     owner token
+-- ARGV[2]     optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
 -- Returns     the number of keys deleted; a key that expired or belongs to another owner is
 --             left untouched. Each deleted key is published on the channel of the same name;
 --             where the ACL forbids that channel the release still succeeds (waiters poll).
@@ -10,7 +11,7 @@ for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
   if current and string.sub(current, 1, #prefix) == prefix then
     redis.call('DEL', KEYS[i])
-    redis.pcall('PUBLISH', KEYS[i], 'released')
+    redis.pcall(ARGV[2] or 'PUBLISH', KEYS[i], 'released')
     released = released + 1
   end
 end

@@ -57,6 +57,28 @@ final class RedisBinary {
 		return binary;
 	}
 
+	private static volatile RedisBinary embedded;
+
+	/** The Redis 6.2 binary of the embedded-redis jar, whatever is on PATH. */
+	static RedisBinary embedded() {
+		RedisBinary binary = embedded;
+		if (binary == null) {
+			synchronized (RedisBinary.class) {
+				binary = embedded;
+				if (binary == null) {
+					String resource = embeddedResourceName();
+					if (resource == null) {
+						throw new IllegalStateException("The embedded-redis jar has no binary for "
+								+ System.getProperty("os.name") + "/" + System.getProperty("os.arch"));
+					}
+					binary = new RedisBinary(extract(resource), "embedded-redis jar");
+					embedded = binary;
+				}
+			}
+		}
+		return binary;
+	}
+
 	Path path() {
 		return this.path;
 	}

@@ -25,6 +25,28 @@ public final class RedisFixture implements AutoCloseable {
 
 	private final List<RedisNode> nodes = new CopyOnWriteArrayList<>();
 
+	private volatile RedisBinary binary;
+
+	/**
+	 * Starts every later node of this fixture from the Redis 6.2 binary shipped in the
+	 * embedded-redis jar, even when another {@code redis-server} is on PATH; for testing
+	 * the behaviour that differs between Redis versions.
+	 */
+	public RedisFixture useEmbeddedRedis() {
+		this.binary = RedisBinary.embedded();
+		return this;
+	}
+
+	/** The {@code redis-server --version} of the binary later nodes start from. */
+	public String redisVersion() {
+		return binary().version();
+	}
+
+	private RedisBinary binary() {
+		RedisBinary current = this.binary;
+		return (current != null) ? current : RedisBinary.get();
+	}
+
 	/**
 	 * One standalone node; {@code extraArguments} are redis-server options such as
 	 * {@code "--maxmemory", "4mb"}.
@@ -135,7 +157,7 @@ public final class RedisFixture implements AutoCloseable {
 	private RedisNode start(String name, String sentinelConfig, List<String> arguments) {
 		IllegalStateException last = null;
 		for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
-			RedisNode node = new RedisNode(name, RedisProcesses.createDir(name), sentinelConfig, arguments);
+			RedisNode node = new RedisNode(name, RedisProcesses.createDir(name), sentinelConfig, arguments, binary());
 			try {
 				node.start(freePort());
 				this.nodes.add(node);

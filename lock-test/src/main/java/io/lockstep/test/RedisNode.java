@@ -25,6 +25,8 @@ public final class RedisNode implements AutoCloseable {
 
 	private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
 
+	private final RedisBinary binary;
+
 	private final String name;
 
 	private final Path dir;
@@ -37,7 +39,8 @@ public final class RedisNode implements AutoCloseable {
 
 	private volatile Process process;
 
-	RedisNode(String name, Path dir, String sentinelConfig, List<String> arguments) {
+	RedisNode(String name, Path dir, String sentinelConfig, List<String> arguments, RedisBinary binary) {
+		this.binary = binary;
 		this.name = name;
 		this.dir = dir;
 		this.sentinelConfig = sentinelConfig;
@@ -162,7 +165,7 @@ public final class RedisNode implements AutoCloseable {
 	private void launch(int requestedPort) {
 		this.port = requestedPort;
 		List<String> command = new ArrayList<>();
-		command.add(RedisBinary.get().path().toString());
+		command.add(this.binary.path().toString());
 		if (this.sentinelConfig != null) {
 			command.add(writeSentinelConfig().toString());
 			command.add("--sentinel");
@@ -181,7 +184,7 @@ public final class RedisNode implements AutoCloseable {
 				.redirectOutput(this.dir.resolve("stdout.log").toFile())
 				.start();
 			this.process = started;
-			RedisProcesses.register(started, this.dir, requestedPort);
+			RedisProcesses.register(started, this.dir, requestedPort, this.binary);
 			awaitReady(started);
 		}
 		catch (IOException ex) {

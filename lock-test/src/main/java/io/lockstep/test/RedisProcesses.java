@@ -55,9 +55,9 @@ public final class RedisProcesses {
 		}
 	}
 
-	static void register(Process process, Path dir, int port) throws IOException {
+	static void register(Process process, Path dir, int port, RedisBinary binary) throws IOException {
 		live.put(process, dir);
-		String record = process.pid() + "\n" + port + "\n" + RedisBinary.get().path().toRealPath() + "\n";
+		String record = process.pid() + "\n" + port + "\n" + binary.path().toRealPath() + "\n";
 		Files.writeString(dir.resolve("node.pid"), record, StandardCharsets.UTF_8);
 	}
 

@@ -147,9 +147,6 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		Retry retry = new Retry();
 		try {
 			while (true) {
-				if (waiter != null) {
-					waiter.attempting();
-				}
 				long sent = System.nanoTime();
 				LockBackend.Attempt attempt;
 				try {

@@ -12,10 +12,10 @@ import java.util.concurrent.locks.LockSupport;
  * Parks threads waiting for a lock until it is released. The backend delivers release
  * notifications (Redis pub/sub, or in-process for the JVM-local backend) for the keys
  * that have local waiters; a release wakes the longest-waiting local waiter of the key,
- * and a woken waiter that leaves without the lock passes the wake-up on to the next.
- * Notifications are hints: a woken waiter re-runs the atomic acquire, and every wait is
- * also bounded by the holder's remaining lease. Without notifications (refused by the
- * server) waiters poll with jittered exponential backoff.
+ * and a woken waiter that leaves the key without the lock passes a wake-up on to the
+ * next. Notifications are hints: a woken waiter re-runs the atomic acquire, and every
+ * wait is also bounded by the holder's remaining lease. Without notifications (refused by
+ * the server) waiters poll with jittered exponential backoff.
  */
 final class Waiters {
 
@@ -46,8 +46,8 @@ final class Waiters {
 
 		private volatile boolean signalled;
 
-		/** Whether a wake-up reached this waiter since it last tried to acquire. */
-		private volatile boolean unanswered;
+		/** Whether a release of the key woke this waiter while it waited for it. */
+		private volatile boolean woken;
 
 		private long backoffNanos = MIN_BACKOFF_NANOS;
 
@@ -57,11 +57,6 @@ final class Waiters {
 
 		String key() {
 			return this.key;
-		}
-
-		/** About to try the acquire: the wake-up so far is answered by this attempt. */
-		void attempting() {
-			this.unanswered = false;
 		}
 
 		/**
@@ -98,7 +93,7 @@ final class Waiters {
 			if (this.signalled) {
 				return false;
 			}
-			this.unanswered = true;
+			this.woken = true;
 			this.signalled = true;
 			LockSupport.unpark(this.thread);
 			return true;
@@ -132,8 +127,9 @@ final class Waiters {
 	}
 
 	/**
-	 * The waiter leaves; when it leaves without the lock after a wake-up it did not
-	 * answer, the wake-up goes to the next waiter.
+	 * The waiter leaves; when it leaves the key without the lock after a release woke it
+	 * (it timed out, failed, or waits for another key of its lock now), a wake-up goes to
+	 * the next waiter: the key may be free. A spare wake-up costs one attempt.
 	 */
 	void unregister(Waiter waiter, boolean acquired) {
 		boolean last;
@@ -148,7 +144,7 @@ final class Waiters {
 				this.backend.unlisten(waiter.key);
 			}
 		}
-		if (!last && !acquired && waiter.unanswered) {
+		if (!last && !acquired && waiter.woken) {
 			released(waiter.key);
 		}
 	}

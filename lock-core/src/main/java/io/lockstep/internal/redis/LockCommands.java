@@ -137,6 +137,16 @@ public final class LockCommands implements AutoCloseable {
 		return await(count, "check lock '" + key + "'") > 0;
 	}
 
+	/** The {@code redis_version} of the server (in a Cluster: of the node asked). */
+	public String serverVersion() {
+		String info = await(async().info("server").toCompletableFuture(), "report its version");
+		return info.lines()
+			.filter((line) -> line.startsWith("redis_version:"))
+			.map((line) -> line.substring("redis_version:".length()).trim())
+			.findFirst()
+			.orElse("unknown");
+	}
+
 	public long pttl(String key) {
 		return await(async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
 				"read the lease of '" + key + "'");

@@ -42,11 +42,21 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private volatile boolean refused;
 
+	private volatile boolean sharded;
+
 	private volatile boolean closed;
 
 	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
 		this.client = client;
 		this.timeout = timeout;
+	}
+
+	/**
+	 * Whether to use sharded pub/sub ({@code SSUBSCRIBE}, Redis 7 Cluster); set before
+	 * the first subscription.
+	 */
+	public void sharded(boolean sharded) {
+		this.sharded = sharded;
 	}
 
 	public void onRelease(Consumer<String> listener) {
@@ -76,7 +86,9 @@ public final class ReleaseChannel implements AutoCloseable {
 			return NOT_SENT;
 		}
 		try {
-			return current.async().subscribe(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
+			byte[] channel = key.getBytes(StandardCharsets.UTF_8);
+			return (this.sharded ? current.async().ssubscribe(channel) : current.async().subscribe(channel))
+				.toCompletableFuture();
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
@@ -100,7 +112,13 @@ public final class ReleaseChannel implements AutoCloseable {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current != null && !this.refused && !this.closed) {
 			try {
-				current.async().unsubscribe(key.getBytes(StandardCharsets.UTF_8));
+				byte[] channel = key.getBytes(StandardCharsets.UTF_8);
+				if (this.sharded) {
+					current.async().sunsubscribe(channel);
+				}
+				else {
+					current.async().unsubscribe(channel);
+				}
 			}
 			catch (RuntimeException ex) {
 				failed(ex);
@@ -137,6 +155,11 @@ public final class ReleaseChannel implements AutoCloseable {
 			current.addListener(new RedisPubSubAdapter<>() {
 				@Override
 				public void message(byte[] channel, byte[] message) {
+					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8));
+				}
+
+				@Override
+				public void smessage(byte[] channel, byte[] message) {
 					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8));
 				}
 			});

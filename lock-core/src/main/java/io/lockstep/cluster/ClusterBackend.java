@@ -1,0 +1,270 @@
+package io.lockstep.cluster;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lockstep.LockException;
+import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.ReleaseChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Redis Cluster backend. Key layout: the logical key {@code <prefix><rest>} is stored
+ * as {@code <prefix>{<tag>}<rest>}, where the tag is the one of the slot of the whole
+ * logical key ({@link SlotTags}); each slot has one fencing counter
+ * {@code <prefix>{<tag>}__fence} (at most 16,384 counters in all), and the release
+ * notification channel is the stored key itself. Every script touches one slot: a
+ * single-key acquire or release is one command on one node; a lock on keys of several
+ * slots is acquired slot by slot in slot order, all or nothing (earlier slots are
+ * released when a later one is held), and renewals and releases are batched per slot.
+ * Notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH) from Redis 7, and fall back to
+ * PUBLISH/SUBSCRIBE, which the Cluster broadcasts to every node, before it (one WARN).
+ */
+final class ClusterBackend implements LockBackend {
+
+	private static final Logger logger = LoggerFactory.getLogger(ClusterBackend.class);
+
+	private final LockCommands commands;
+
+	private final ReleaseChannel channel;
+
+	private final String prefix;
+
+	private volatile String publish;
+
+	ClusterBackend(RedisClusterClient client, Duration commandTimeout, String keyPrefix) {
+		if (keyPrefix.contains("{") || keyPrefix.contains("}")) {
+			throw new IllegalArgumentException("'keyPrefix' must not contain '{' or '}' on a Redis Cluster, where "
+					+ "Lockstep sets the hash tag itself; got '" + keyPrefix + "'");
+		}
+		this.commands = new LockCommands(client, commandTimeout);
+		this.channel = new ReleaseChannel(client, commandTimeout);
+		this.prefix = keyPrefix;
+	}
+
+	/** The stored key of a logical key. */
+	String stored(String key) {
+		String rest = key.startsWith(this.prefix) ? key.substring(this.prefix.length()) : key;
+		return this.prefix + "{" + SlotTags.tag(SlotTags.slot(key)) + "}" + rest;
+	}
+
+	/** The logical key of a stored key (a notification channel). */
+	String logical(String stored) {
+		int close = stored.indexOf('}', this.prefix.length());
+		return this.prefix + stored.substring(close + 1);
+	}
+
+	private String fenceKey(int slot) {
+		return this.prefix + "{" + SlotTags.tag(slot) + "}__fence";
+	}
+
+	/** The indexes of the lock's keys by slot, in slot order. */
+	private static Map<Integer, List<Integer>> bySlot(List<String> keys) {
+		Map<Integer, List<Integer>> groups = new TreeMap<>();
+		for (int i = 0; i < keys.size(); i++) {
+			groups.computeIfAbsent(SlotTags.slot(keys.get(i)), (slot) -> new ArrayList<>()).add(i);
+		}
+		return groups;
+	}
+
+	@Override
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		String publishCommand = publishCommand();
+		long[] fences = new long[id.size()];
+		List<List<String>> acquired = new ArrayList<>();
+		try {
+			for (Map.Entry<Integer, List<Integer>> group : bySlot(id.keys()).entrySet()) {
+				List<String> keys = new ArrayList<>();
+				group.getValue().forEach((index) -> keys.add(stored(id.keys().get(index))));
+				List<String> scriptKeys = new ArrayList<>(keys);
+				keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
+				List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+				List<Long> reply = this.commands.eval(
+						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,
+						"acquire " + keys);
+				if (reply.get(0) != 1L) {
+					rollback(acquired, owner, publishCommand);
+					int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
+					return Attempt.held(reply.get(1), group.getValue().get(blocking));
+				}
+				acquired.add(keys);
+				for (int i = 0; i < group.getValue().size(); i++) {
+					fences[group.getValue().get(i)] = reply.get(i + 1);
+				}
+			}
+			return Attempt.acquired(fences);
+		}
+		catch (LockException ex) {
+			rollback(acquired, owner, publishCommand);
+			throw ex;
+		}
+	}
+
+	private void rollback(List<List<String>> acquired, String owner, String publishCommand) {
+		for (List<String> keys : acquired) {
+			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, publishCommand));
+		}
+	}
+
+	@Override
+	public CompletableFuture<long[]> renew(List<Renewal> renewals) {
+		// one script per slot, all sent at once
+		Map<Integer, List<String>> keys = new LinkedHashMap<>();
+		Map<Integer, List<String>> args = new LinkedHashMap<>();
+		Map<Integer, List<Integer>> owners = new LinkedHashMap<>();
+		for (int r = 0; r < renewals.size(); r++) {
+			Renewal renewal = renewals.get(r);
+			for (String key : renewal.id().keys()) {
+				int slot = SlotTags.slot(key);
+				keys.computeIfAbsent(slot, (s) -> new ArrayList<>()).add(stored(key));
+				List<String> slotArgs = args.computeIfAbsent(slot, (s) -> new ArrayList<>());
+				slotArgs.add(renewal.owner());
+				slotArgs.add(Long.toString(renewal.leaseMillis()));
+				owners.computeIfAbsent(slot, (s) -> new ArrayList<>()).add(r);
+			}
+		}
+		long[] granted = new long[renewals.size()];
+		java.util.Arrays.fill(granted, Long.MAX_VALUE);
+		List<CompletableFuture<Void>> calls = new ArrayList<>();
+		for (Integer slot : keys.keySet()) {
+			calls.add(this.commands.<List<Long>>evalAsync(LockCommands.RENEW, keys.get(slot), args.get(slot))
+				.thenAccept((replies) -> {
+					synchronized (granted) {
+						for (int i = 0; i < replies.size(); i++) {
+							int r = owners.get(slot).get(i);
+							long reply = replies.get(i);
+							granted[r] = (reply == 0 || granted[r] == 0) ? 0 : Math.min(granted[r], reply);
+						}
+					}
+				}));
+		}
+		return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenApply((done) -> {
+			synchronized (granted) {
+				return granted.clone();
+			}
+		});
+	}
+
+	@Override
+	public int release(LockId id, String owner) {
+		String publishCommand = publishCommand();
+		int deleted = 0;
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
+			Long count = this.commands.eval(LockCommands.RELEASE, keys, List.of(owner, publishCommand),
+					"release " + keys);
+			deleted += count.intValue();
+		}
+		return deleted;
+	}
+
+	@Override
+	public void releaseQuietly(LockId id, String owner) {
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
+			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, publishCommand()));
+		}
+	}
+
+	@Override
+	public int check(LockId id, String owner) {
+		int held = 0;
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
+			Long count = this.commands.eval(LockCommands.CHECK, keys, List.of(owner), "check " + keys);
+			held += count.intValue();
+		}
+		return held;
+	}
+
+	@Override
+	public long remainingLease(String key) {
+		return this.commands.pttl(stored(key));
+	}
+
+	@Override
+	public Duration commandTimeout() {
+		return this.commands.timeout();
+	}
+
+	/**
+	 * SPUBLISH from Redis 7 (sharded: only the slot's node and its replicas), else
+	 * PUBLISH; decided once, on first use, from the server's version.
+	 */
+	String publishCommand() {
+		String current = this.publish;
+		if (current != null) {
+			return current;
+		}
+		synchronized (this) {
+			if (this.publish == null) {
+				String version = this.commands.serverVersion();
+				boolean sharded = Integer.parseInt(version.split("\\.")[0]) >= 7;
+				this.channel.sharded(sharded);
+				this.publish = sharded ? "SPUBLISH" : "PUBLISH";
+				if (sharded) {
+					logger.info("Redis Cluster {}: release notifications use sharded pub/sub", version);
+				}
+				else {
+					logger.warn("Redis Cluster {} has no sharded pub/sub (Redis 7+): release notifications fall back "
+							+ "to PUBLISH/SUBSCRIBE, which the Cluster broadcasts to every node", version);
+				}
+			}
+			return this.publish;
+		}
+	}
+
+	@Override
+	public void prepareListening() {
+		try {
+			publishCommand();
+		}
+		catch (LockException ex) {
+			logger.debug("Could not ask Redis for its version yet: {}", ex.getMessage());
+			return;
+		}
+		this.channel.prepare();
+	}
+
+	@Override
+	public CompletableFuture<?> listen(String key) {
+		return (this.publish != null) ? this.channel.subscribe(stored(key)) : CompletableFuture.completedFuture(null);
+	}
+
+	@Override
+	public void awaitListening(CompletableFuture<?> listening) {
+		this.channel.await(listening);
+	}
+
+	@Override
+	public void unlisten(String key) {
+		this.channel.unsubscribe(stored(key));
+	}
+
+	@Override
+	public void onRelease(Consumer<String> listener) {
+		this.channel.onRelease((stored) -> listener.accept(logical(stored)));
+	}
+
+	@Override
+	public boolean notifies() {
+		return this.channel.notifies();
+	}
+
+	@Override
+	public void close() {
+		this.channel.close();
+		this.commands.close();
+	}
+
+}

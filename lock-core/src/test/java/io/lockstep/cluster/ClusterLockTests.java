@@ -1,0 +1,304 @@
+package io.lockstep.cluster;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.codec.CRC16;
+import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockHandle;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.Cluster;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Lockstep on a real 3-master Redis Cluster, once on the redis-server the fixture finds
+ * (Redis 7 from PATH: sharded notifications) and once on the embedded Redis 6.2 (the
+ * PUBLISH/SUBSCRIBE fallback): every script stays in one slot, the slot is chosen by
+ * Lockstep from the whole key, fencing is per slot and bounded, multi-slot locks are all
+ * or nothing, and waiters are woken by notification.
+ */
+@RedisTest
+class ClusterLockTests {
+
+	@Test
+	void onTheDefaultRedis(RedisFixture fixture) throws Exception {
+		scenario(fixture);
+	}
+
+	@Test
+	void onTheEmbeddedRedis62(RedisFixture fixture) throws Exception {
+		scenario(fixture.useEmbeddedRedis());
+	}
+
+	private void scenario(RedisFixture fixture) throws Exception {
+		String version = fixture.redisVersion();
+		boolean sharded = version.matches(".*v=([7-9]|\\d\\d)\\..*");
+		Cluster cluster = fixture.cluster(3, 0);
+		RedisClusterClient client = RedisClusterClient
+			.create(RedisURI.create("127.0.0.1", cluster.masters().get(0).port()));
+		RedisClusterClient otherClient = RedisClusterClient
+			.create(RedisURI.create("127.0.0.1", cluster.masters().get(1).port()));
+		try (RedisLockTemplate locks = RedisLockTemplate.builder(client)
+			.leaseTime(Duration.ofMillis(900))
+			.commandTimeout(Duration.ofMillis(300))
+			.build();
+				RedisLockTemplate other = RedisLockTemplate.builder(otherClient)
+					.leaseTime(Duration.ofMillis(900))
+					.commandTimeout(Duration.ofMillis(300))
+					.build()) {
+			int overlaps = mutualExclusion(locks, other);
+			int keys = keysStayInTheSlotOfTheirWholeKey(cluster, locks);
+			int counters = fencingIsPerSlotAndBounded(cluster, locks);
+			multiSlotLocksAreAllOrNothing(cluster, locks, other);
+			int nodesTouched = aSingleKeyTouchesOneNode(cluster, locks);
+			String mode = waitersAreWokenByNotification(cluster, locks, other, sharded);
+			renewalsKeepLocksInManySlots(locks);
+			System.out
+				.printf("cluster on %s: notifications %s; %d overlaps in 2x4x200 acquisitions; %d awkward keys in the "
+						+ "slot of their whole key; %d fencing counters for 500 keys; 1 acquire+release touched %d "
+						+ "node(s)%n", version, mode, overlaps, keys, counters, nodesTouched);
+			assertThat(overlaps).isZero();
+			assertThat(nodesTouched).isEqualTo(1);
+			assertThat(mode).isEqualTo(sharded ? "sharded (SSUBSCRIBE)" : "fallback (SUBSCRIBE)");
+		}
+		finally {
+			client.shutdown();
+			otherClient.shutdown();
+		}
+	}
+
+	private int mutualExclusion(RedisLockTemplate locks, RedisLockTemplate other) throws Exception {
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(8);
+		try {
+			List<Future<?>> workers = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				RedisLockTemplate template = (t % 2 == 0) ? locks : other;
+				workers.add(pool.submit(() -> {
+					for (int i = 0; i < 200; i++) {
+						template.execute("hot", (lock) -> {
+							if (inside.incrementAndGet() != 1) {
+								overlaps.incrementAndGet();
+							}
+							inside.decrementAndGet();
+							return null;
+						});
+					}
+				}));
+			}
+			for (Future<?> worker : workers) {
+				worker.get(2, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		return overlaps.get();
+	}
+
+	private int keysStayInTheSlotOfTheirWholeKey(Cluster cluster, RedisLockTemplate locks) {
+		List<String> awkward = List.of("plain", "{x}y", "}{", "{}", "ü:ñ:日本", "user{1}:{2}", "a:b:c");
+		for (String key : awkward) {
+			try (LockHandle lock = locks.acquire(key)) {
+				String logical = "lockstep:" + key;
+				int slot = CRC16.crc16(logical.getBytes(StandardCharsets.UTF_8)) & 16383;
+				List<String> stored = new ArrayList<>();
+				for (RedisNode master : cluster.masters()) {
+					stored.addAll(scan(master, "lockstep:{*}" + escape(key)));
+				}
+				assertThat(stored).as("stored keys of %s", key).hasSize(1);
+				long storedSlot = (Long) cluster.masters().get(0).call("CLUSTER", "KEYSLOT", stored.get(0));
+				assertThat(storedSlot).as("slot of %s", stored.get(0)).isEqualTo(slot);
+				assertThat(stored.get(0)).endsWith("}" + key);
+			}
+		}
+		return awkward.size();
+	}
+
+	private int fencingIsPerSlotAndBounded(Cluster cluster, RedisLockTemplate locks) {
+		long previous = 0;
+		for (int i = 0; i < 5; i++) {
+			// a fixed lease that expires between acquisitions
+			LockHandle lock = locks.withLeaseTime(Duration.ofMillis(60)).acquire("fenced");
+			assertThat(lock.fencingToken()).isGreaterThan(previous);
+			previous = lock.fencingToken();
+			assertThat(TestWaits.until(Duration.ofSeconds(2), () -> !locks.isLocked("fenced"))).isTrue();
+			assertThat(TestWaits.until(Duration.ofSeconds(2), () -> !lock.isHeld())).isTrue();
+		}
+		Set<Integer> slots = new HashSet<>();
+		for (int i = 0; i < 500; i++) {
+			String key = "many:" + i;
+			slots.add(CRC16.crc16(("lockstep:" + key).getBytes(StandardCharsets.UTF_8)) & 16383);
+			locks.tryAcquire(key).ifPresent(LockHandle::close);
+		}
+		slots.add(CRC16.crc16("lockstep:fenced".getBytes(StandardCharsets.UTF_8)) & 16383);
+		List<String> counters = new ArrayList<>();
+		for (RedisNode master : cluster.masters()) {
+			for (String counter : scan(master, "lockstep:{*}__fence")) {
+				if (counter.startsWith("lockstep:{")) {
+					counters.add(counter);
+				}
+			}
+		}
+		Set<Long> counterSlots = new HashSet<>();
+		for (String counter : counters) {
+			counterSlots.add((Long) cluster.masters().get(0).call("CLUSTER", "KEYSLOT", counter));
+		}
+		// every counter serves the slot it lives in; no more counters than slots used
+		assertThat(counterSlots).hasSize(counters.size());
+		assertThat(counters.size()).isLessThanOrEqualTo(slots.size() + 7 + 16);
+		assertThat(counterSlots).containsAll(slots.stream().map(Integer::longValue).toList());
+		return counters.size();
+	}
+
+	private void multiSlotLocksAreAllOrNothing(Cluster cluster, RedisLockTemplate locks, RedisLockTemplate other)
+			throws Exception {
+		List<String> keys = List.of("m1", "m2", "m3", "m4");
+		Set<Integer> slots = new HashSet<>();
+		keys.forEach((key) -> slots.add(CRC16.crc16(("lockstep:" + key).getBytes(StandardCharsets.UTF_8)) & 16383));
+		assertThat(slots).as("the keys fall in several slots").hasSizeGreaterThan(1);
+		try (LockHandle held = other.acquire("m3")) {
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> locks.withWaitTime(Duration.ZERO).acquireAll(keys));
+			for (String key : List.of("m1", "m2", "m4")) {
+				assertThat(locks.isLocked(key)).as("%s left behind", key).isFalse();
+			}
+		}
+		// two callers listing the same keys in opposite orders never deadlock
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		CompletableFuture<Void> forward = CompletableFuture.runAsync(() -> repeat(locks, keys, inside, overlaps));
+		CompletableFuture<Void> backward = CompletableFuture
+			.runAsync(() -> repeat(other, List.of("m4", "m3", "m2", "m1"), inside, overlaps));
+		CompletableFuture.allOf(forward, backward).get(60, TimeUnit.SECONDS);
+		assertThat(overlaps.get()).isZero();
+	}
+
+	private static void repeat(RedisLockTemplate locks, List<String> keys, AtomicInteger inside,
+			AtomicInteger overlaps) {
+		for (int i = 0; i < 100; i++) {
+			locks.executeAll(keys, (lock) -> {
+				if (inside.incrementAndGet() != 1) {
+					overlaps.incrementAndGet();
+				}
+				inside.decrementAndGet();
+				return null;
+			});
+		}
+	}
+
+	private int aSingleKeyTouchesOneNode(Cluster cluster, RedisLockTemplate locks) {
+		locks.tryAcquire("one-node").ifPresent(LockHandle::close);
+		List<Long> before = cluster.masters().stream().map(ClusterLockTests::scriptCalls).toList();
+		try (LockHandle lock = locks.acquire("one-node")) {
+			assertThat(lock.isHeld()).isTrue();
+		}
+		int touched = 0;
+		for (int i = 0; i < cluster.masters().size(); i++) {
+			if (scriptCalls(cluster.masters().get(i)) != before.get(i)) {
+				touched++;
+			}
+		}
+		return touched;
+	}
+
+	private String waitersAreWokenByNotification(Cluster cluster, RedisLockTemplate locks, RedisLockTemplate other,
+			boolean sharded) throws Exception {
+		LockHandle held = other.acquire("wake");
+		CountDownLatch waiting = new CountDownLatch(1);
+		CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+			waiting.countDown();
+			try (LockHandle lock = locks.withWaitTime(Duration.ofSeconds(10)).acquire("wake")) {
+				return System.nanoTime();
+			}
+		});
+		assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
+		String mode = null;
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (mode == null && System.nanoTime() < deadline) {
+			for (RedisNode master : cluster.masters()) {
+				if (!channels(master, "SHARDCHANNELS").isEmpty()) {
+					mode = "sharded (SSUBSCRIBE)";
+				}
+				else if (!channels(master, "CHANNELS").isEmpty()) {
+					mode = "fallback (SUBSCRIBE)";
+				}
+			}
+			Thread.onSpinWait();
+		}
+		long released = System.nanoTime();
+		held.close();
+		long wokenMillis = (acquiredAt.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
+		System.out.printf("cluster wake-up after release: %d ms (%s)%n", wokenMillis, mode);
+		// a notification takes about a round trip; the fallback re-check would take 500
+		// ms
+		assertThat(wokenMillis).isLessThan(250);
+		return mode;
+	}
+
+	private void renewalsKeepLocksInManySlots(RedisLockTemplate locks) {
+		long lostBefore = locks.leasesLost();
+		List<LockHandle> held = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			held.add(locks.acquire("renewed:" + i));
+		}
+		TestWaits.until(Duration.ofMillis(2_000), () -> false); // about 7 renewals each
+		assertThat(held).allMatch(LockHandle::isHeld);
+		held.forEach(LockHandle::close);
+		assertThat(locks.leasesLost()).isEqualTo(lostBefore);
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<Object> channels(RedisNode node, String kind) {
+		try {
+			return (List<Object>) node.call("PUBSUB", kind, "lockstep:*");
+		}
+		catch (RuntimeException ex) {
+			return List.of(); // PUBSUB SHARDCHANNELS is unknown to Redis 6.2
+		}
+	}
+
+	private static long scriptCalls(RedisNode node) {
+		long calls = 0;
+		for (Map.Entry<String, String> entry : node.info("commandstats").entrySet()) {
+			if (entry.getKey().equals("cmdstat_evalsha") || entry.getKey().equals("cmdstat_eval")) {
+				String count = entry.getValue().split(",")[0];
+				calls += Long.parseLong(count.substring(count.indexOf('=') + 1));
+			}
+		}
+		return calls;
+	}
+
+	@SuppressWarnings("unchecked")
+	private static List<String> scan(RedisNode node, String pattern) {
+		List<Object> reply = (List<Object>) node.call("SCAN", "0", "MATCH", pattern, "COUNT", "100000");
+		return ((List<Object>) reply.get(1)).stream().map(String::valueOf).toList();
+	}
+
+	/** Escapes the glob characters of a key for SCAN MATCH. */
+	private static String escape(String key) {
+		return key.replaceAll("([*?\\[\\]\\\\])", "\\\\$1");
+	}
+
+}
