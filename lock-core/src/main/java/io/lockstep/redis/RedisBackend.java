@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.ReleaseChannel;
 import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
 
@@ -27,10 +28,21 @@ final class RedisBackend implements LockBackend {
 
 	private final String fenceKey;
 
-	RedisBackend(AbstractRedisClient client, Duration commandTimeout, String keyPrefix) {
+	private final int replicaAcks;
+
+	private final Duration replicaAckTimeout;
+
+	/**
+	 * @param replicaAcks the replicas that must acknowledge an acquisition (WAIT), 0 for
+	 * no check
+	 */
+	RedisBackend(AbstractRedisClient client, Duration commandTimeout, String keyPrefix, int replicaAcks,
+			Duration replicaAckTimeout) {
 		this.commands = new LockCommands(client, commandTimeout);
 		this.channel = new ReleaseChannel(client, commandTimeout);
 		this.fenceKey = keyPrefix + "__fence";
+		this.replicaAcks = replicaAcks;
+		this.replicaAckTimeout = replicaAckTimeout;
 	}
 
 	@Override
@@ -50,9 +62,27 @@ final class RedisBackend implements LockBackend {
 			for (int i = 0; i < fences.length; i++) {
 				fences[i] = reply.get(i + 1);
 			}
+			confirmReplicated(id, owner);
 			return Attempt.acquired(fences);
 		}
 		return Attempt.held(reply.get(1), (reply.size() > 2) ? reply.get(2).intValue() : 0);
+	}
+
+	/**
+	 * With a replica check configured, waits until enough replicas acknowledged the
+	 * acquisition; releases it and throws when they did not in time.
+	 */
+	private void confirmReplicated(LockId id, String owner) {
+		if (this.replicaAcks == 0) {
+			return;
+		}
+		long acknowledged = this.commands.waitForReplicas(this.replicaAcks, this.replicaAckTimeout);
+		if (acknowledged < this.replicaAcks) {
+			release(id, owner);
+			throw new LockException("Lock '" + id.display() + "' was acquired on the master, but only " + acknowledged
+					+ " of the " + this.replicaAcks + " required replica(s) acknowledged it within "
+					+ this.replicaAckTimeout + "; released it (replica-acknowledgements)");
+		}
 	}
 
 	@Override

@@ -21,9 +21,13 @@ public final class RedisLockTemplateBuilder
 
 	private Duration commandTimeout = Duration.ofSeconds(2);
 
+	private int replicaAcks;
+
+	private Duration replicaAckTimeout = Duration.ofMillis(100);
+
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
-		this((client instanceof RedisClusterClient cluster) ? ClusterLocks.backend(cluster)
-				: (timeout, prefix) -> new RedisBackend(client, timeout, prefix));
+		this.backend = (client instanceof RedisClusterClient cluster) ? ClusterLocks.backend(cluster) : (timeout,
+				prefix) -> new RedisBackend(client, timeout, prefix, this.replicaAcks, this.replicaAckTimeout);
 	}
 
 	RedisLockTemplateBuilder(RedisBackendFactory backend) {
@@ -32,6 +36,20 @@ public final class RedisLockTemplateBuilder
 
 	@Override
 	protected RedisLockTemplateBuilder self() {
+		return this;
+	}
+
+	/**
+	 * Requires {@code replicas} replicas to acknowledge every acquisition ({@code WAIT})
+	 * within {@code timeout}, else the acquisition is undone and fails (and is retried
+	 * while the wait time lasts); 0 (the default) checks nothing. Narrows, but does not
+	 * close, the window in which a failover loses a lock (single master and Sentinel).
+	 */
+	public RedisLockTemplateBuilder replicaAcknowledgements(int replicas, Duration timeout) {
+		Assert.isTrue(replicas >= 0, "'replicas' must not be negative");
+		Assert.isTrue(timeout != null && !timeout.isNegative() && !timeout.isZero(), "'timeout' must be positive");
+		this.replicaAcks = replicas;
+		this.replicaAckTimeout = timeout;
 		return this;
 	}
 

@@ -137,6 +137,15 @@ public final class LockCommands implements AutoCloseable {
 		return await(count, "check lock '" + key + "'") > 0;
 	}
 
+	/**
+	 * {@code WAIT replicas timeout}: the number of replicas that acknowledged every write
+	 * of this connection so far.
+	 */
+	public long waitForReplicas(int replicas, Duration timeout) {
+		return await(async().waitForReplication(replicas, timeout.toMillis()).toCompletableFuture(),
+				"confirm replication (WAIT)");
+	}
+
 	/** The {@code redis_version} of the server (in a Cluster: of the node asked). */
 	public String serverVersion() {
 		String info = await(async().info("server").toCompletableFuture(), "report its version");

@@ -1,0 +1,130 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lockstep.LockException;
+import io.lockstep.LockHandle;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import io.lockstep.test.Sentinels;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Lockstep behind Sentinel (a master, a replica, 3 sentinels): waiters ride through a
+ * failover, and the optional replica check refuses an acquisition no replica confirmed.
+ */
+@RedisTest
+class SentinelTests {
+
+	@Test
+	void waitersRideThroughAFailoverAndNeverOverlap(RedisFixture fixture) throws Exception {
+		Sentinels sentinels = fixture.sentinels(1, 3);
+		RedisClient first = sentinelClient(sentinels);
+		RedisClient second = sentinelClient(sentinels);
+		try (RedisLockTemplate a = template(first, 0); RedisLockTemplate b = template(second, 0)) {
+			AtomicInteger inside = new AtomicInteger();
+			AtomicInteger overlaps = new AtomicInteger();
+			AtomicInteger done = new AtomicInteger();
+			LockHandle held = a.acquire("failover");
+			CountDownLatch waiting = new CountDownLatch(2);
+			List<CompletableFuture<Long>> waiters = new ArrayList<>();
+			for (RedisLockTemplate template : List.of(a, b)) {
+				waiters.add(CompletableFuture.supplyAsync(() -> {
+					waiting.countDown();
+					return template.execute("failover", (lock) -> {
+						if (inside.incrementAndGet() != 1) {
+							overlaps.incrementAndGet();
+						}
+						inside.decrementAndGet();
+						done.incrementAndGet();
+						return System.nanoTime();
+					});
+				}));
+			}
+			assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
+			int oldMaster = sentinels.master().port();
+			long killed = System.nanoTime();
+			sentinels.master().kill();
+			try {
+				held.close();
+			}
+			catch (LockException ex) {
+				// the old master is gone: the lease is left to expire on the new one
+			}
+			long firstAcquired = Long.MAX_VALUE;
+			for (CompletableFuture<Long> waiter : waiters) {
+				firstAcquired = Math.min(firstAcquired, waiter.get(40, TimeUnit.SECONDS));
+			}
+			int newMaster = sentinels.currentMasterPort();
+			System.out.printf(
+					"sentinel failover %d -> %d: 2 waiters (wait 30 s) both acquired, the first %d ms after "
+							+ "the master was killed; %d overlaps%n",
+					oldMaster, newMaster, (firstAcquired - killed) / 1_000_000, overlaps.get());
+			assertThat(newMaster).isNotEqualTo(oldMaster);
+			assertThat(done.get()).isEqualTo(2);
+			assertThat(overlaps.get()).isZero();
+		}
+		finally {
+			first.shutdown();
+			second.shutdown();
+		}
+	}
+
+	@Test
+	void theReplicaCheckRefusesAnAcquisitionNoReplicaConfirmed(RedisFixture fixture) {
+		RedisFixture.Replicated replicated = fixture.replicated(1);
+		RedisNode master = replicated.master();
+		RedisClient client = TestLocks.client(master);
+		try (RedisLockTemplate locks = template(client, 1)) {
+			try (LockHandle lock = locks.acquire("acked")) {
+				assertThat(lock.isHeld()).isTrue();
+			}
+			replicated.replica().pause();
+			try {
+				long start = System.nanoTime();
+				assertThatExceptionOfType(LockException.class).isThrownBy(() -> locks.tryAcquire("unacked"))
+					.withMessageContaining("only 0 of the 1 required replica(s) acknowledged");
+				long millis = (System.nanoTime() - start) / 1_000_000;
+				System.out.printf("replica paused: acquisition refused after %d ms, key left: %s%n", millis,
+						master.call("EXISTS", "lockstep:unacked"));
+				assertThat(master.call("EXISTS", "lockstep:unacked")).isEqualTo(0L);
+			}
+			finally {
+				replicated.replica().resume();
+			}
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	private static RedisLockTemplate template(RedisClient client, int replicaAcks) {
+		return TestLocks.builder(client)
+			.commandTimeout(Duration.ofMillis(500))
+			.leaseTime(Duration.ofSeconds(3))
+			.waitTime(Duration.ofSeconds(30))
+			.replicaAcknowledgements(replicaAcks, Duration.ofMillis(200))
+			.build();
+	}
+
+	private static RedisClient sentinelClient(Sentinels sentinels) {
+		RedisURI.Builder uri = RedisURI.builder();
+		for (RedisNode sentinel : sentinels.sentinels()) {
+			uri.withSentinel(sentinel.host(), sentinel.port());
+		}
+		return RedisClient.create(uri.withSentinelMasterId(Sentinels.MASTER_NAME).build());
+	}
+
+}
