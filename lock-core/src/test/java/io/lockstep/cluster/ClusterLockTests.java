@@ -43,8 +43,9 @@ class ClusterLockTests {
 	@Test
 	void onTheDefaultRedis(RedisFixture fixture) throws Exception {
 		if (!fixture.redisVersion().matches(".*v=([7-9]|\\d\\d)\\..*")) {
-			System.out.printf("NOTE: the sharded pub/sub path is NOT tested in this run: the redis-server found is %s; "
-					+ "put Redis 7 on PATH (apt-get install redis-server; .ci/run does) to test it%n",
+			System.out.printf(
+					"NOTE: the sharded pub/sub path is NOT tested in this run: the redis-server found is %s; "
+							+ "put Redis 7 on PATH (apt-get install redis-server; .ci/run does) to test it%n",
 					fixture.redisVersion());
 		}
 		scenario(fixture);
