@@ -22,6 +22,7 @@ import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Cluster;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -149,8 +150,8 @@ class ClusterLockTests {
 			LockHandle lock = locks.withLeaseTime(Duration.ofMillis(60)).acquire("fenced");
 			assertThat(lock.fencingToken()).isGreaterThan(previous);
 			previous = lock.fencingToken();
-			assertThat(TestWaits.until(Duration.ofSeconds(2), () -> !locks.isLocked("fenced"))).isTrue();
-			assertThat(TestWaits.until(Duration.ofSeconds(2), () -> !lock.isHeld())).isTrue();
+			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> !locks.isLocked("fenced"))).isTrue();
+			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> !lock.isHeld())).isTrue();
 		}
 		Set<Integer> slots = new HashSet<>();
 		for (int i = 0; i < 500; i++) {
@@ -269,7 +270,7 @@ class ClusterLockTests {
 		for (int i = 0; i < 20; i++) {
 			held.add(locks.acquire("renewed:" + i));
 		}
-		TestWaits.until(Duration.ofMillis(2_000), () -> false); // about 7 renewals each
+		Eventually.holds(Duration.ofMillis(2_000), () -> false); // about 7 renewals each
 		assertThat(held).allMatch(LockHandle::isHeld);
 		held.forEach(LockHandle::close);
 		assertThat(locks.leasesLost()).isEqualTo(lostBefore);

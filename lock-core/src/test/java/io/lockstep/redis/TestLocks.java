@@ -15,6 +15,7 @@ import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 
 /**
@@ -61,20 +62,7 @@ final class TestLocks {
 	 * passes.
 	 */
 	static boolean eventually(Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (condition.getAsBoolean()) {
-				return true;
-			}
-			try {
-				Thread.sleep(5);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
-		}
-		return condition.getAsBoolean();
+		return Eventually.holds(timeout, condition);
 	}
 
 	/** A second JVM running {@link LockWorker} with the test classpath. */

@@ -1,15 +1,22 @@
-package io.lockstep.cluster;
+package io.lockstep.test;
 
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
-/** Bounded polling of a condition (a check, not synchronisation). */
-final class TestWaits {
+/**
+ * Bounded polling of a condition, for checking a state that is reached asynchronously;
+ * not a means of synchronisation.
+ */
+public final class Eventually {
 
-	private TestWaits() {
+	private Eventually() {
 	}
 
-	static boolean until(Duration timeout, BooleanSupplier condition) {
+	/**
+	 * Polls the condition every 5 ms until it holds or the timeout passes.
+	 * @return whether it held in time
+	 */
+	public static boolean holds(Duration timeout, BooleanSupplier condition) {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		while (System.nanoTime() < deadline) {
 			if (condition.getAsBoolean()) {
