@@ -49,6 +49,8 @@ final class Waiters {
 		/** Whether a release of the key woke this waiter while it waited for it. */
 		private volatile boolean woken;
 
+		private volatile boolean promoted;
+
 		private long backoffNanos = MIN_BACKOFF_NANOS;
 
 		private Waiter(String key) {
@@ -60,12 +62,32 @@ final class Waiters {
 		}
 
 		/**
-		 * Parks until signalled, {@code maxNanos}, or the holder's lease may have run
-		 * out.
+		 * Parks until signalled or {@code maxNanos}. Only the key's longest-waiting local
+		 * waiter (the head) also wakes when the holder's lease may have run out, for a
+		 * periodic re-check, or to poll where notifications are refused: the others sleep
+		 * until a release or until they become the head, so many waiters in one process
+		 * cost one attempt per release, not one each.
 		 * @param holderTtlMillis the holder's remaining lease as the failed attempt saw
 		 * it (negative: unknown)
 		 */
 		void await(long maxNanos, long holderTtlMillis) {
+			long start = System.nanoTime();
+			long until = start + (isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos);
+			while (!this.signalled && !Thread.currentThread().isInterrupted() && !Waiters.this.closed) {
+				if (this.promoted) {
+					this.promoted = false;
+					until = Math.min(until, System.nanoTime() + headPark(maxNanos, -1));
+				}
+				long left = until - System.nanoTime();
+				if (left <= 0) {
+					break;
+				}
+				LockSupport.parkNanos(this, left);
+			}
+			this.signalled = false;
+		}
+
+		private long headPark(long maxNanos, long holderTtlMillis) {
 			long park = maxNanos;
 			if (holderTtlMillis >= 0) {
 				park = Math.min(park, TimeUnit.MILLISECONDS.toNanos(holderTtlMillis) + 1_000_000L);
@@ -74,19 +96,22 @@ final class Waiters {
 				park = Math.min(park,
 						ThreadLocalRandom.current().nextLong(this.backoffNanos / 2, this.backoffNanos + 1));
 				this.backoffNanos = Math.min(MAX_BACKOFF_NANOS, this.backoffNanos * 2);
+				return park;
 			}
-			else {
-				park = Math.min(park, RECHECK_NANOS);
+			return Math.min(park, RECHECK_NANOS);
+		}
+
+		private boolean isHead() {
+			synchronized (Waiters.this.waiting) {
+				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
+				return queue != null && queue.peekFirst() == this;
 			}
-			long until = System.nanoTime() + park;
-			while (!this.signalled && !Thread.currentThread().isInterrupted() && !Waiters.this.closed) {
-				long left = until - System.nanoTime();
-				if (left <= 0) {
-					break;
-				}
-				LockSupport.parkNanos(this, left);
-			}
-			this.signalled = false;
+		}
+
+		/** It is the head now: it takes over the re-checks. */
+		private void promote() {
+			this.promoted = true;
+			LockSupport.unpark(this.thread);
 		}
 
 		private boolean signal() {
@@ -132,20 +157,26 @@ final class Waiters {
 	 * the next waiter: the key may be free. A spare wake-up costs one attempt.
 	 */
 	void unregister(Waiter waiter, boolean acquired) {
-		boolean last;
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key);
-			if (queue == null || !queue.remove(waiter)) {
+			if (queue == null) {
 				return;
 			}
-			last = queue.isEmpty();
-			if (last) {
+			boolean wasHead = queue.peekFirst() == waiter;
+			if (!queue.remove(waiter)) {
+				return;
+			}
+			if (queue.isEmpty()) {
 				this.waiting.remove(waiter.key);
 				this.backend.unlisten(waiter.key);
+				return;
 			}
-		}
-		if (!last && !acquired && waiter.woken) {
-			released(waiter.key);
+			if (!acquired && waiter.woken) {
+				signalFirst(queue);
+			}
+			else if (wasHead) {
+				queue.peekFirst().promote();
+			}
 		}
 	}
 
@@ -154,11 +185,15 @@ final class Waiters {
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
-				for (Waiter waiter : queue) {
-					if (waiter.signal()) {
-						return;
-					}
-				}
+				signalFirst(queue);
+			}
+		}
+	}
+
+	private static void signalFirst(ArrayDeque<Waiter> queue) {
+		for (Waiter waiter : queue) {
+			if (waiter.signal()) {
+				return;
 			}
 		}
 	}
