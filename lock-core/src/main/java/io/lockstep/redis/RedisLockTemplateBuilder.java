@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
+import io.lockstep.internal.engine.LockSettings;
 
 import org.springframework.util.Assert;
 
@@ -47,7 +48,8 @@ public final class RedisLockTemplateBuilder
 	}
 
 	/**
-	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease
+	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease,
+	 * or a per-name minimum hold exceeds the max-hold cap
 	 */
 	@Override
 	public RedisLockTemplate build() {
@@ -57,7 +59,8 @@ public final class RedisLockTemplateBuilder
 						+ ") must not exceed a third of '" + property + "' (" + lease + ")");
 			}
 		});
-		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings(), true);
+		LockSettings settings = settings();
+		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings, true);
 	}
 
 }
