@@ -183,7 +183,7 @@ class MinHoldTimeTests {
 				.isThrownBy(() -> locks.withMinHoldTime(Duration.ofSeconds(3)).withLeaseTime(Duration.ofSeconds(2)))
 				.withMessageContaining("must not be longer than the fixed 'leaseTime'");
 			assertThatIllegalArgumentException().isThrownBy(() -> locks.withMinHoldTime(Duration.ofSeconds(11)))
-				.withMessageContaining("must not be longer than 'maxHoldTime' (PT10S)");
+				.withMessageContaining("must not be longer than the max-hold-time (PT10S)");
 			assertThatIllegalArgumentException().isThrownBy(() -> locks.withMinHoldTime(Duration.ofSeconds(-1)));
 			assertThat(locks.withLeaseTime(Duration.ofSeconds(3)).withMinHoldTime(Duration.ofSeconds(3))).isNotNull();
 		}
@@ -192,7 +192,7 @@ class MinHoldTimeTests {
 				.maxHoldTime(Duration.ofSeconds(10))
 				.lockOverride("report", null, null, Duration.ofSeconds(20))
 				.build())
-			.withMessageContaining("'locks.report.min-hold-time' (PT20S) must not be longer than 'maxHoldTime'");
+			.withMessageContaining("'locks.report.min-hold-time' (PT20S) must not be longer than the max-hold-time");
 	}
 
 	@Test

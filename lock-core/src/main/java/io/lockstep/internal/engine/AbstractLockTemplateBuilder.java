@@ -160,7 +160,7 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 			Duration minHold = override.minHoldTime();
 			if (minHold != null && this.maxHoldTime != null && minHold.compareTo(this.maxHoldTime) > 0) {
 				throw new IllegalArgumentException("'locks." + name + ".min-hold-time' (" + minHold
-						+ ") must not be longer than 'maxHoldTime' (" + this.maxHoldTime + ")");
+						+ ") must not be longer than the max-hold-time (" + this.maxHoldTime + ")");
 			}
 		});
 		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,

@@ -92,7 +92,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 			checkMinHoldWithin(minHoldTime, this.leaseTime, "the fixed 'leaseTime'");
 		}
 		if (maxHoldTime != null) {
-			checkMinHoldWithin(minHoldTime, maxHoldTime, "'maxHoldTime'");
+			checkMinHoldWithin(minHoldTime, maxHoldTime, "the max-hold-time");
 		}
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
 				this.fixedLease, minHoldTime, this.overrides);
