@@ -3,6 +3,7 @@ package io.lockstep.local;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.lockstep.LockHandle;
@@ -88,8 +89,10 @@ class LocalMinHoldTimeTests {
 	}
 
 	@Test
-	void keepNeverTouchesAnotherOwnersKey() {
+	void keepNeverTouchesAnotherOwnersKeyAndNotifiesNoWaiter() {
 		LocalBackend backend = new LocalBackend();
+		List<String> notified = new CopyOnWriteArrayList<>();
+		backend.onRelease(notified::add);
 		LockId id = LockId.of("taken");
 		assertThat(backend.tryAcquire(id, "other", 60_000, 0).acquired()).isTrue();
 		assertThat(backend.keep(id, "me", 1000)).isZero();
@@ -99,6 +102,9 @@ class LocalMinHoldTimeTests {
 		// a renewal after the keep cannot extend it
 		backend.renew(List.of(new LockBackend.Renewal(id, "other", 30_000)));
 		assertThat(backend.remainingLease("taken")).isBetween(1L, 1000L);
+		assertThat(notified).as("no waiter is woken: the key is still taken").isEmpty();
+		assertThat(backend.release(id, "other")).isOne();
+		assertThat(notified).containsExactly("taken");
 		backend.close();
 	}
 

@@ -2,10 +2,14 @@ package io.lockstep.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.internal.redis.LockCommands;
@@ -53,6 +57,7 @@ class MinHoldTimeTests {
 	void anEarlyCloseLeavesTheKeyToExpireWhenTheMinimumHoldPasses() throws Exception {
 		try (RedisLockTemplate locks = TestLocks.builder(this.client).build();
 				RedisLockTemplate others = TestLocks.builder(this.client).build()) {
+			assertThat(locks.isLocked("job:early")).as("connected, and free").isFalse();
 			long before = System.nanoTime();
 			LockHandle lock = locks.withMinHoldTime(Duration.ofSeconds(3)).acquire("job:early");
 			long acquired = System.nanoTime();
@@ -134,6 +139,32 @@ class MinHoldTimeTests {
 			System.out.printf("min hold 2s, closed at once: the waiter acquired %d ms after the first acquisition%n",
 					acquiredAfter);
 			assertThat(acquiredAfter).isBetween(1950L, 3500L);
+		}
+	}
+
+	@Test
+	void anEarlyClosePublishesNoReleaseNotificationALongerRunDoes() throws Exception {
+		BlockingQueue<String> published = new LinkedBlockingQueue<>();
+		try (RedisLockTemplate locks = TestLocks.builder(this.client).build();
+				StatefulRedisPubSubConnection<String, String> subscriber = this.client.connectPubSub()) {
+			subscriber.addListener(new RedisPubSubAdapter<>() {
+
+				@Override
+				public void message(String channel, String message) {
+					published.add(channel);
+				}
+
+			});
+			subscriber.sync().subscribe("lockstep:job:quiet");
+			locks.withMinHoldTime(Duration.ofSeconds(2)).acquire("job:quiet").close();
+			assertThat(published.poll(500, TimeUnit.MILLISECONDS)).as("no waiter is woken: the key is still taken")
+				.isNull();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(4), () -> !locks.isLocked("job:quiet"))).isTrue();
+			LockHandle lock = locks.withMinHoldTime(Duration.ofMillis(100)).acquire("job:quiet");
+			Thread.sleep(200);
+			lock.close();
+			assertThat(published.poll(5, TimeUnit.SECONDS)).as("a release after the minimum hold notifies")
+				.isEqualTo("lockstep:job:quiet");
 		}
 	}
 
