@@ -51,7 +51,10 @@ public @interface DistributedLock {
 	/**
 	 * How long to wait for the lock, e.g. {@code "2s"}, {@code "500ms"}, {@code "PT2S"},
 	 * {@code "${orders.lock-wait:2s}"}; {@code "0"} does not wait; {@code ""} uses
-	 * {@code lockstep.wait-time} (or the lock name's override).
+	 * {@code lockstep.locks.<name>.wait-time} when set for the lock's name, else
+	 * {@code lockstep.wait-time} — except with {@link OnLocked#SKIP}, which then does not
+	 * wait: a skipped method is done elsewhere, and waiting to run it late would defeat
+	 * the skip.
 	 */
 	String waitTime() default "";
 
@@ -64,7 +67,8 @@ public @interface DistributedLock {
 
 	/**
 	 * What to do when the lock was not acquired within the wait time; ignored when a
-	 * {@link #fallback()} is set.
+	 * {@link #fallback()} is set. {@link OnLocked#SKIP} does not wait unless a
+	 * {@link #waitTime()} (or the name's {@code wait-time}) is set.
 	 */
 	OnLocked onLocked() default OnLocked.THROW;
 
@@ -75,5 +79,20 @@ public @interface DistributedLock {
 	 * assignable to this method's. Not allowed together with {@link OnLocked#SKIP}.
 	 */
 	String fallback() default "";
+
+	/**
+	 * For scheduled jobs: when the method returns earlier than this after the lock was
+	 * acquired, the lock is not released but left to expire at that moment, so that the
+	 * other instances (and this one) skip that period; a longer run releases as usual.
+	 * Same syntax as {@link #waitTime()}; {@code ""} uses
+	 * {@code lockstep.locks.<name>.min-hold-time} when set for the lock's name, else
+	 * none. With {@code @Scheduled(fixedRate = ...)} and {@link OnLocked#SKIP}, set it a
+	 * little shorter than the period: the job then runs once per period across all
+	 * instances. The release sets the Redis key's lease to what remains (only while the
+	 * key holds this owner's token); the method's handle no longer reports the lock held.
+	 * Start-up fails when it is longer than a fixed {@link #leaseTime()} or than
+	 * {@code lockstep.max-hold-time}. See {@code LockTemplate.withMinHoldTime}.
+	 */
+	String minHoldTime() default "";
 
 }

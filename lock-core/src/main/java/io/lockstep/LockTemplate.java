@@ -71,6 +71,27 @@ public interface LockTemplate {
 	LockTemplate withLeaseTime(Duration leaseTime);
 
 	/**
+	 * A copy whose locks, when released earlier than {@code minHoldTime} after they were
+	 * acquired, are not deleted but left to expire at that moment, so that other
+	 * instances (and this one) find them taken until then; locks held longer are released
+	 * as usual. Meant for scheduled jobs: with {@code tryExecute} (or
+	 * {@code @DistributedLock(onLocked = SKIP, minHoldTime = ...)}) a job that finishes
+	 * quickly then runs once per {@code minHoldTime} across all instances, instead of
+	 * once on each instance in turn.
+	 * <p>
+	 * At release, the key's lease (and its max-hold cap) is set to what remains of the
+	 * minimum hold, only if the key still holds this owner's token; no waiter is woken,
+	 * as the key is still taken, and the handle reports {@code isHeld()} false. A renewal
+	 * still on its way cannot extend the key past that moment. If Redis does not answer,
+	 * the key expires on its own with its lease, as for any failed release. A reentrant
+	 * acquisition follows its outermost one: the minimum hold applies to the keys an
+	 * acquisition actually took. {@link Duration#ZERO} turns it off.
+	 * @throws IllegalArgumentException if it is negative, longer than this copy's fixed
+	 * lease ({@link #withLeaseTime(Duration)}) or than the max-hold cap
+	 */
+	LockTemplate withMinHoldTime(Duration minHoldTime);
+
+	/**
 	 * A copy whose keys are {@code <name>:<key>}, whose metrics and endpoint name is
 	 * {@code name}, and which uses the settings configured for that name, if any.
 	 */

@@ -129,7 +129,8 @@ public final class LockstepAutoConfiguration {
 			.lockLostListener(events::publishEvent);
 		listeners.orderedStream().forEach(builder::lockLostListener);
 		properties.getLocks()
-			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime()));
+			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(),
+					lock.getMinHoldTime()));
 	}
 
 	/**

@@ -55,8 +55,8 @@ public class LockstepProperties {
 	private OnLeaseLost onLeaseLost = OnLeaseLost.NOTIFY;
 
 	/**
-	 * Per-lock-name overrides of wait-time and lease-time, by lock name (the name of
-	 * LockTemplate.named or of @DistributedLock).
+	 * Per-lock-name overrides of wait-time, lease-time and min-hold-time, by lock name
+	 * (the name of LockTemplate.named or of @DistributedLock).
 	 */
 	private final Map<String, Lock> locks = new LinkedHashMap<>();
 
@@ -159,6 +159,11 @@ public class LockstepProperties {
 		 */
 		private Duration leaseTime;
 
+		/**
+		 * Time after acquisition for which this lock stays taken when released earlier.
+		 */
+		private Duration minHoldTime;
+
 		public Duration getWaitTime() {
 			return this.waitTime;
 		}
@@ -173,6 +178,14 @@ public class LockstepProperties {
 
 		public void setLeaseTime(Duration leaseTime) {
 			this.leaseTime = leaseTime;
+		}
+
+		public Duration getMinHoldTime() {
+			return this.minHoldTime;
+		}
+
+		public void setMinHoldTime(Duration minHoldTime) {
+			this.minHoldTime = minHoldTime;
 		}
 
 	}

@@ -39,6 +39,12 @@ class ConfigurationMetadataTests {
 	}
 
 	@Test
+	void perLockNameSettingsAreNamedInTheDescriptionOfLocks() throws IOException {
+		List<Object> description = JsonPath.read(metadata(), "$.properties[?(@.name == 'lockstep.locks')].description");
+		assertThat(description).singleElement().asString().contains("wait-time", "lease-time", "min-hold-time");
+	}
+
+	@Test
 	void defaultsAreDocumented() throws IOException {
 		String metadata = metadata();
 		assertThat(

@@ -273,6 +273,11 @@ class LockstepAutoConfigurationTests {
 		}
 
 		@Override
+		public LockTemplate withMinHoldTime(Duration minHoldTime) {
+			return this;
+		}
+
+		@Override
 		public LockTemplate named(String name) {
 			return this;
 		}

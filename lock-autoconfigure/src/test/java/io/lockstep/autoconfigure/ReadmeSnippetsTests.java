@@ -1,21 +1,38 @@
 package io.lockstep.autoconfigure;
 
 import java.io.IOException;
+import java.io.StringWriter;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.ToolProvider;
+
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.LockHandle;
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -27,6 +44,9 @@ import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
@@ -36,7 +56,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The code of the README's quick start, compiled and run: an annotated service, the
  * {@code application.yml} ({@code src/test/resources/readme/application.yml}) and
- * {@link LockTemplate} usage. Keep the README in step with this class.
+ * {@link LockTemplate} usage; and its scheduled job, which is also compiled from the
+ * README itself. Keep the README in step with this class.
  */
 @RedisTest
 class ReadmeSnippetsTests {
@@ -46,9 +67,15 @@ class ReadmeSnippetsTests {
 		.withInitializer((context) -> context.getEnvironment().getPropertySources().addLast(readmeYaml()))
 		.withUserConfiguration(JdbcConfiguration.class, OrderService.class, Payments.class);
 
+	private ApplicationContextRunner scheduledRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
+		.withUserConfiguration(SchedulingConfiguration.class, StockReport.class);
+
 	@BeforeEach
 	void useRedis(RedisNode redis) {
 		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+		this.scheduledRunner = this.scheduledRunner.withPropertyValues("spring.data.redis.port=" + redis.port(),
+				"lockstep.key-prefix=readme-scheduled-" + UUID.randomUUID() + ":");
 	}
 
 	@Test
@@ -86,6 +113,92 @@ class ReadmeSnippetsTests {
 				.hasValueSatisfying((receipt) -> assertThat(receipt).startsWith("paid"));
 			assertThat(payments.refund("order-1")).isEqualTo("refunded shop:payment:order-1");
 		});
+	}
+
+	@Test
+	void scheduledJobRunsOncePerMinimumHoldAcrossTwoInstances() {
+		try (Recorded reports = Recorded.of(StockReport.class)) {
+			ApplicationContextRunner instance = this.scheduledRunner.withPropertyValues("reports.stock.rate=500ms",
+					"reports.stock.min-hold=2s");
+			long start = System.nanoTime();
+			instance.run((first) -> {
+				assertThat(first).hasNotFailed();
+				LockMonitor locks = first.getBean(LockMonitor.class);
+				assertThat(eventually(() -> locks.remainingLease("stock-report")
+					.filter((left) -> left.compareTo(Duration.ofSeconds(2)) <= 0)
+					.isPresent())).as("after the first run the key is kept for the rest of the 2s").isTrue();
+				instance.run((second) -> {
+					assertThat(second).hasNotFailed();
+					Thread.sleep(5000);
+				});
+			});
+			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+			System.out.printf("README scheduled job, rate 500ms, min-hold 2s, 2 instances: %d reports in %d ms%n",
+					reports.count(), millis);
+			// runs start at least 2s apart (less a millisecond of rounding)
+			assertThat(reports.count()).isBetween(2, (int) (millis / 1990) + 1);
+		}
+	}
+
+	@Test
+	void scheduledJobKeepsTheLockFor55sByDefault() {
+		try (Recorded reports = Recorded.of(StockReport.class)) {
+			this.scheduledRunner.run((context) -> {
+				LockMonitor locks = context.getBean(LockMonitor.class);
+				assertThat(eventually(() -> reports.count() == 1 && locks.remainingLease("stock-report")
+					.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0)
+					.isPresent())).isTrue();
+				Duration left = locks.remainingLease("stock-report").orElseThrow();
+				System.out.printf("README scheduled job with its defaults: sent once, lock kept %s more%n", left);
+				assertThat(left).isBetween(Duration.ofSeconds(45), Duration.ofSeconds(55));
+			});
+		}
+	}
+
+	@Test
+	void scheduledJobOfTheReadmeCompilesAsItStands(@TempDir Path classes) throws IOException {
+		String readme = Files.readString(Path.of("..", "README.md"));
+		int section = readme.indexOf("\n## Scheduled jobs\n");
+		assertThat(section).as("README section 'Scheduled jobs'").isPositive();
+		int from = readme.indexOf("```java\n", section) + "```java\n".length();
+		String code = readme.substring(from, readme.indexOf("```", from));
+		assertThat(code).contains("class StockReport").contains("import io.lockstep.DistributedLock;");
+		JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+		StringWriter output = new StringWriter();
+		JavaFileObject source = new SimpleJavaFileObject(URI.create("string:///StockReport.java"),
+				JavaFileObject.Kind.SOURCE) {
+
+			@Override
+			public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+				return code;
+			}
+
+		};
+		boolean compiled = compiler
+			.getTask(output, null, null,
+					List.of("-proc:none", "-classpath", System.getProperty("java.class.path"), "-d",
+							classes.toString()),
+					null, List.of(source))
+			.call();
+		assertThat(compiled).as("javac: %s", output).isTrue();
+		assertThat(classes.resolve("com/example/reports/StockReport.class")).exists();
+	}
+
+	private static boolean eventually(BooleanSupplier condition) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() - deadline > 0) {
+				return false;
+			}
+			try {
+				Thread.sleep(20);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private static PropertySource<?> readmeYaml() {
@@ -130,7 +243,8 @@ class ReadmeSnippetsTests {
 		}
 
 		// Locks every SKU of the list, all or nothing; returns Optional.empty() at once
-		// when another instance holds one of them (lockstep.locks.stock.wait-time: 0s).
+		// when another instance holds one of them (SKIP does not wait without a wait
+		// time).
 		@DistributedLock(key = "#skus", name = "stock", onLocked = OnLocked.SKIP)
 		public Optional<Report> recount(List<String> skus) {
 			return Optional.of(new Report(skus.size()));
@@ -167,6 +281,60 @@ class ReadmeSnippetsTests {
 
 		private String charge(String orderId, long fencingToken) {
 			return "paid " + orderId + " with fencing token " + fencingToken;
+		}
+
+	}
+
+	// --- README: Scheduled jobs ---
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableScheduling
+	static class SchedulingConfiguration {
+
+	}
+
+	@Component
+	static class StockReport {
+
+		private static final Logger logger = LoggerFactory.getLogger(StockReport.class);
+
+		// Every instance ticks once a minute. The first to take the lock sends the
+		// report; the lock
+		// stays taken for 55s from then, even if sending takes 2s, so the others skip
+		// this minute.
+		@Scheduled(fixedRateString = "${reports.stock.rate:1m}")
+		@DistributedLock(key = "'stock-report'", minHoldTime = "${reports.stock.min-hold:55s}",
+				onLocked = OnLocked.SKIP)
+		public void send() {
+			logger.info("Sending the stock report");
+		}
+
+	}
+
+	/** Counts what a class logs, e.g. the reports sent by every instance of this JVM. */
+	static final class Recorded implements AutoCloseable {
+
+		private final ch.qos.logback.classic.Logger logger;
+
+		private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+
+		private Recorded(Class<?> type) {
+			this.logger = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(type);
+			this.appender.start();
+			this.logger.addAppender(this.appender);
+		}
+
+		static Recorded of(Class<?> type) {
+			return new Recorded(type);
+		}
+
+		int count() {
+			return this.appender.list.size();
+		}
+
+		@Override
+		public void close() {
+			this.logger.detachAppender(this.appender);
 		}
 
 	}

@@ -35,8 +35,47 @@ class StartupValidationTests {
 	@Test
 	void validAnnotationsStart() {
 		this.contextRunner.withBean(Valid.class)
-			.withPropertyValues("orders.lock-wait=750ms")
+			.withPropertyValues("orders.lock-wait=750ms", "lockstep.max-hold-time=1m")
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void badMinHoldTime() {
+		assertFails(BadMinHold.class, "BadMinHold.run()", "minHoldTime '4 seconds'", "is not a duration");
+	}
+
+	@Test
+	void minHoldTimeLongerThanTheFixedLease() {
+		assertFails(MinHoldOverLease.class, "MinHoldOverLease.run()",
+				"'minHoldTime' (PT3S) must not be longer than the fixed 'leaseTime' (PT2S)");
+	}
+
+	@Test
+	void minHoldTimeFromAPlaceholderLongerThanTheMaxHoldTime() {
+		this.contextRunner.withBean(PlaceholderMinHold.class)
+			.withPropertyValues("reports.min-hold=90s", "lockstep.max-hold-time=1m")
+			.run((context) -> assertThat(lockFailure(context.getStartupFailure()))
+				.hasMessageStartingWith("@DistributedLock on " + PlaceholderMinHold.class.getName() + ".")
+				.hasMessageContainingAll("PlaceholderMinHold.run()",
+						"'minHoldTime' (PT1M30S) must not be longer than the max-hold-time (PT1M)"));
+	}
+
+	@Test
+	void minHoldTimeOfTheLockNameLongerThanTheFixedLease() {
+		this.contextRunner.withBean(NamedFixedLease.class)
+			.withPropertyValues("lockstep.locks.report.min-hold-time=3s")
+			.run((context) -> assertThat(lockFailure(context.getStartupFailure())).hasMessageContainingAll(
+					"NamedFixedLease.run()",
+					"'minHoldTime' (PT3S) must not be longer than the fixed 'leaseTime' (PT2S)"));
+	}
+
+	@Test
+	void minHoldTimeOfALockNameLongerThanTheMaxHoldTime() {
+		this.contextRunner.withPropertyValues("lockstep.locks.report.min-hold-time=2m", "lockstep.max-hold-time=1m")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining(
+						"'locks.report.min-hold-time' (PT2M) must not be longer than the max-hold-time " + "(PT1M)"));
 	}
 
 	@Test
@@ -167,6 +206,14 @@ class StartupValidationTests {
 		@DistributedLock(key = "#sku", fallback = "busy")
 		String withFallback(String sku) {
 			return sku;
+		}
+
+		@DistributedLock(key = "'report'", minHoldTime = "${reports.min-hold:55s}", onLocked = OnLocked.SKIP)
+		void report() {
+		}
+
+		@DistributedLock(key = "'fixed-report'", leaseTime = "10s", minHoldTime = "10s", onLocked = OnLocked.SKIP)
+		void fixedReport() {
 		}
 
 		String busy(String sku, RuntimeException ex) {
@@ -324,6 +371,38 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#sku")
 		final void place(String sku) {
+		}
+
+	}
+
+	static class BadMinHold {
+
+		@DistributedLock(key = "'report'", minHoldTime = "4 seconds")
+		void run() {
+		}
+
+	}
+
+	static class MinHoldOverLease {
+
+		@DistributedLock(key = "'report'", leaseTime = "2s", minHoldTime = "3s")
+		void run() {
+		}
+
+	}
+
+	static class PlaceholderMinHold {
+
+		@DistributedLock(key = "'report'", minHoldTime = "${reports.min-hold}")
+		void run() {
+		}
+
+	}
+
+	static class NamedFixedLease {
+
+		@DistributedLock(key = "'daily'", name = "report", leaseTime = "2s")
+		void run() {
 		}
 
 	}

@@ -1,5 +1,6 @@
 package io.lockstep.interceptor;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -109,17 +110,25 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * The template copy of the operation: named, with its wait time and fixed lease.
+	 * The template copy of the operation: named, with its wait time, minimum hold and
+	 * fixed lease. A skipping operation without a wait time of its own does not wait,
+	 * unless its name has a configured wait ({@code named} applies that over the zero).
 	 * @throws IllegalArgumentException if the template rejects a setting
 	 */
 	LockTemplate template(LockOperation operation) {
 		LockTemplate template = this.templates.get(operation);
 		if (template == null) {
 			template = this.locks.get();
+			if (operation.skips() && operation.waitTime() == null) {
+				template = template.withWaitTime(Duration.ZERO);
+			}
 			template = (operation.name() != null) ? template.named(operation.name())
 					: template.withLockName(operation.lockName());
 			if (operation.waitTime() != null) {
 				template = template.withWaitTime(operation.waitTime());
+			}
+			if (operation.minHoldTime() != null) {
+				template = template.withMinHoldTime(operation.minHoldTime());
 			}
 			if (operation.leaseTime() != null) {
 				template = template.withLeaseTime(operation.leaseTime());

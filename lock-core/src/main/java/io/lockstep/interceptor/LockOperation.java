@@ -33,9 +33,7 @@ final class LockOperation {
 
 	private final String name;
 
-	private final Duration waitTime;
-
-	private final Duration leaseTime;
+	private final Timing timing;
 
 	private final boolean async;
 
@@ -46,16 +44,15 @@ final class LockOperation {
 	private final FallbackMethod fallback;
 
 	LockOperation(String description, Method method, String keyText, Expression key, LockKeyExpressions expressions,
-			String name, Duration waitTime, Duration leaseTime, boolean async, OnLocked onLocked,
-			Supplier<Object> skipResult, FallbackMethod fallback) {
+			String name, Timing timing, boolean async, OnLocked onLocked, Supplier<Object> skipResult,
+			FallbackMethod fallback) {
 		this.description = description;
 		this.method = method;
 		this.keyText = keyText;
 		this.key = key;
 		this.expressions = expressions;
 		this.name = name;
-		this.waitTime = waitTime;
-		this.leaseTime = leaseTime;
+		this.timing = timing;
 		this.async = async;
 		this.onLocked = onLocked;
 		this.skipResult = skipResult;
@@ -83,12 +80,22 @@ final class LockOperation {
 
 	/** The wait time set on the annotation, or {@code null}. */
 	Duration waitTime() {
-		return this.waitTime;
+		return this.timing.waitTime();
 	}
 
 	/** The fixed lease set on the annotation, or {@code null} for the watchdog. */
 	Duration leaseTime() {
-		return this.leaseTime;
+		return this.timing.leaseTime();
+	}
+
+	/** The minimum hold set on the annotation, or {@code null}. */
+	Duration minHoldTime() {
+		return this.timing.minHoldTime();
+	}
+
+	/** Whether a lock not acquired skips the method (no fallback, no exception). */
+	boolean skips() {
+		return this.fallback == null && this.onLocked == OnLocked.SKIP;
 	}
 
 	/** Whether the method returns a future that the lock must outlive. */
@@ -154,6 +161,16 @@ final class LockOperation {
 	@Override
 	public String toString() {
 		return this.description;
+	}
+
+	/**
+	 * The durations set on the annotation; {@code null} for each one not set.
+	 *
+	 * @param waitTime the wait for the lock
+	 * @param leaseTime the fixed lease
+	 * @param minHoldTime the minimum hold
+	 */
+	record Timing(Duration waitTime, Duration leaseTime, Duration minHoldTime) {
 	}
 
 }

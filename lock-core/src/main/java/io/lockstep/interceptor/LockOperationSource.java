@@ -102,6 +102,8 @@ final class LockOperationSource {
 				() -> duration(annotation.waitTime()));
 		Duration leaseTime = attribute(description, "leaseTime", annotation.leaseTime(),
 				() -> duration(annotation.leaseTime()));
+		Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
+				() -> duration(annotation.minHoldTime()));
 		boolean async = attribute(description, "return type", method.getReturnType().getName(),
 				() -> isAsync(method.getReturnType()));
 		OnLocked onLocked = annotation.onLocked();
@@ -119,8 +121,8 @@ final class LockOperationSource {
 		else if (onLocked == OnLocked.SKIP) {
 			skipResult = attribute(description, "onLocked", "SKIP", () -> SkipResults.of(method, owner));
 		}
-		return new LockOperation(description, method, annotation.key(), key, this.expressions, name, waitTime,
-				leaseTime, async, onLocked, skipResult, fallback);
+		return new LockOperation(description, method, annotation.key(), key, this.expressions, name,
+				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), async, onLocked, skipResult, fallback);
 	}
 
 	private static <T> T attribute(String description, String attribute, String value, Supplier<T> parser) {

@@ -105,6 +105,21 @@ final class LocalBackend implements LockBackend {
 	}
 
 	@Override
+	public synchronized int keep(LockId id, String owner, long ttlMillis) {
+		long now = System.nanoTime();
+		int kept = 0;
+		for (String key : id.keys()) {
+			Entry entry = live(key, now);
+			if (entry != null && entry.owner().equals(owner)) {
+				long endsAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(ttlMillis), entry.capAt());
+				this.keys.put(key, new Entry(entry.owner(), entry.fence(), endsAt, endsAt));
+				kept++;
+			}
+		}
+		return kept;
+	}
+
+	@Override
 	public void releaseQuietly(LockId id, String owner) {
 		release(id, owner);
 	}

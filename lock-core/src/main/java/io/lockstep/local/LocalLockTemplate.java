@@ -46,7 +46,8 @@ public final class LocalLockTemplate extends AbstractLockTemplate<LocalLockTempl
 
 		@Override
 		public LocalLockTemplate build() {
-			return new LocalLockTemplate(engine(new LocalBackend()), settings(), true);
+			LockSettings settings = settings();
+			return new LocalLockTemplate(engine(new LocalBackend()), settings, true);
 		}
 
 	}

@@ -119,6 +119,13 @@ final class RedisBackend implements LockBackend {
 	}
 
 	@Override
+	public int keep(LockId id, String owner, long ttlMillis) {
+		Long kept = this.commands.eval(LockCommands.KEEP, id.keys(), List.of(owner, Long.toString(ttlMillis)),
+				"keep '" + id.display() + "' until its minimum hold passes");
+		return kept.intValue();
+	}
+
+	@Override
 	public void releaseQuietly(LockId id, String owner) {
 		this.commands.evalAsync(LockCommands.RELEASE, id.keys(), List.of(owner));
 	}

@@ -8,6 +8,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.cluster.ClusterLocks;
 import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
+import io.lockstep.internal.engine.LockSettings;
 
 import org.springframework.util.Assert;
 
@@ -68,7 +69,8 @@ public final class RedisLockTemplateBuilder
 	}
 
 	/**
-	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease
+	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease,
+	 * or a per-name minimum hold exceeds the max-hold cap
 	 */
 	@Override
 	public RedisLockTemplate build() {
@@ -78,7 +80,8 @@ public final class RedisLockTemplateBuilder
 						+ ") must not exceed a third of '" + property + "' (" + lease + ")");
 			}
 		});
-		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings(), true);
+		LockSettings settings = settings();
+		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings, true);
 	}
 
 }

@@ -11,8 +11,11 @@ import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 
 /**
- * A scheduled report that must run on one instance at a time: every instance schedules
- * it, the ones that find the lock taken skip the run.
+ * A scheduled report that must run on one instance per interval: every instance schedules
+ * it, the ones that find the lock taken skip the run at once, and the lock stays taken
+ * for the report's minimum hold (a little shorter than the interval) even though the
+ * report itself takes milliseconds, so that an instance whose schedule ticks a little
+ * later does not run it again.
  */
 @Component
 public class StockReportJob {
@@ -27,8 +30,10 @@ public class StockReportJob {
 		this.repository = repository;
 	}
 
-	@Scheduled(fixedDelayString = "${lockstep.sample.report-interval:30s}", initialDelayString = "5s")
-	@DistributedLock(key = "'stock-report'", waitTime = "0s", onLocked = OnLocked.SKIP)
+	@Scheduled(fixedRateString = "${lockstep.sample.report-interval:30s}",
+			initialDelayString = "${lockstep.sample.report-initial-delay:5s}")
+	@DistributedLock(key = "'stock-report'", minHoldTime = "${lockstep.sample.report-min-hold:25s}",
+			onLocked = OnLocked.SKIP)
 	public void report() {
 		this.runs.incrementAndGet();
 		this.repository.products()

@@ -26,8 +26,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The sample application end to end over HTTP, against a real redis-server process.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = { "lockstep.lease-time=3s",
-		"lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms" })
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "lockstep.lease-time=3s", "lockstep.sample.report-interval=1h",
+				"lockstep.sample.report-initial-delay=1h", "lockstep.sample.report-min-hold=1s",
+				"lockstep.sample.processing-time=5ms" })
 class InventoryApplicationTests extends RealRedis {
 
 	private final ExecutorService otherInstance = Executors.newSingleThreadExecutor();
@@ -141,10 +143,18 @@ class InventoryApplicationTests extends RealRedis {
 	}
 
 	@Test
-	void theScheduledReportSkipsWhileAnotherInstanceRunsIt() throws Exception {
+	void theScheduledReportSkipsForItsMinimumHoldAndWhileAnotherInstanceRunsIt() throws Exception {
 		long before = this.reportJob.runs();
 		this.reportJob.report();
 		assertThat(this.reportJob.runs()).isEqualTo(before + 1);
+		assertThat(this.locks.isLocked("stock-report")).as("kept for the minimum hold after the run").isTrue();
+		this.reportJob.report();
+		assertThat(this.reportJob.runs()).as("skipped within the minimum hold").isEqualTo(before + 1);
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (this.locks.isLocked("stock-report") && System.nanoTime() < deadline) {
+			Thread.sleep(20);
+		}
+		assertThat(this.locks.isLocked("stock-report")).as("expired after the minimum hold of 1s").isFalse();
 		try (AutoCloseable otherInstance = holdElsewhere(this.locks, "stock-report")) {
 			this.reportJob.report();
 		}

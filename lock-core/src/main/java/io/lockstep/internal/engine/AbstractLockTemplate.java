@@ -17,8 +17,8 @@ import org.springframework.util.Assert;
 /**
  * A {@link LockTemplate} on a {@link LockEngine}, whatever its backend. The instance a
  * builder returns owns the engine and {@link #close() closes} it; the copies from
- * {@link #withWaitTime}, {@link #withLeaseTime}, {@link #named} and {@link #withLockName}
- * are views that share it, and closing one does nothing.
+ * {@link #withWaitTime}, {@link #withLeaseTime}, {@link #withMinHoldTime}, {@link #named}
+ * and {@link #withLockName} are views that share it, and closing one does nothing.
  *
  * @param <T> the concrete template type, returned by the copies
  */
@@ -94,7 +94,7 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 
 	private LockHandle acquire(LockId id, long waitNanos, boolean throwOnTimeout) {
 		return this.engine.acquire(id, this.settings.lockName(), waitNanos, this.settings.leaseTime().toNanos(),
-				!this.settings.fixedLease(), throwOnTimeout);
+				!this.settings.fixedLease(), this.settings.minHoldNanos(), throwOnTimeout);
 	}
 
 	@Override
@@ -110,6 +110,11 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 	@Override
 	public T withLeaseTime(Duration leaseTime) {
 		return copy(this.engine, this.settings.withLeaseTime(leaseTime));
+	}
+
+	@Override
+	public T withMinHoldTime(Duration minHoldTime) {
+		return copy(this.engine, this.settings.withMinHoldTime(minHoldTime, this.engine.maxHoldTime()));
 	}
 
 	@Override

@@ -98,11 +98,22 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	 * (or the annotation's name); {@code null} keeps the default.
 	 */
 	public B lockOverride(String name, Duration waitTime, Duration leaseTime) {
+		return lockOverride(name, waitTime, leaseTime, null);
+	}
+
+	/**
+	 * Overrides the wait, the lease and the minimum hold (see
+	 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
+	 * {@code named(String)} (or the annotation's name); {@code null} keeps the default.
+	 */
+	public B lockOverride(String name, Duration waitTime, Duration leaseTime, Duration minHoldTime) {
 		Assert.hasText(name, "'name' must not be empty");
 		Duration wait = (waitTime != null) ? LockSettings.checkWait(waitTime, "locks." + name + ".wait-time") : null;
 		Duration lease = (leaseTime != null) ? LockSettings.checkLease(leaseTime, "locks." + name + ".lease-time")
 				: null;
-		this.overrides.put(name, new LockSettings.Override(wait, lease));
+		Duration minHold = (minHoldTime != null)
+				? LockSettings.checkMinHold(minHoldTime, "locks." + name + ".min-hold-time") : null;
+		this.overrides.put(name, new LockSettings.Override(wait, lease, minHold));
 		return self();
 	}
 
@@ -139,9 +150,20 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 				this.observationRegistry, this.observationConvention);
 	}
 
-	/** The settings of the template a builder returns. */
+	/**
+	 * The settings of the template a builder returns.
+	 * @throws IllegalArgumentException if a per-name minimum hold exceeds the max-hold
+	 * cap
+	 */
 	protected LockSettings settings() {
-		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false,
+		this.overrides.forEach((name, override) -> {
+			Duration minHold = override.minHoldTime();
+			if (minHold != null && this.maxHoldTime != null && minHold.compareTo(this.maxHoldTime) > 0) {
+				throw new IllegalArgumentException("'locks." + name + ".min-hold-time' (" + minHold
+						+ ") must not be longer than the max-hold-time (" + this.maxHoldTime + ")");
+			}
+		});
+		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,
 				Map.copyOf(this.overrides));
 	}
 

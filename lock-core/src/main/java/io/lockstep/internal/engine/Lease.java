@@ -3,6 +3,7 @@ package io.lockstep.internal.engine;
 import java.time.Instant;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -16,6 +17,8 @@ import io.micrometer.observation.Observation;
  * <pre>
  * HELD ──(renewal confirmed: new deadline)──► HELD
  * HELD ──release starts──► RELEASING ──keys deleted──► RELEASED
+ *                                    ├─before the minimum hold passed: keys set to
+ *                                    │ expire when it passes──► EXPIRING (left to expire)
  *                                    ├─key gone / other owner──► LOST
  *                                    └─storage unreachable──► EXPIRING (left to expire)
  * HELD ──renewal found the key gone, or the local deadline passed──► LOST
@@ -58,6 +61,8 @@ final class Lease {
 
 	private final boolean renewed;
 
+	private final long minHoldNanos;
+
 	private final long acquiredNanos;
 
 	private final long capNanos;
@@ -87,19 +92,23 @@ final class Lease {
 	private volatile boolean capped;
 
 	/**
+	 * @param minHoldNanos how long after acquisition the keys stay taken when released
+	 * earlier, or 0
 	 * @param sentNanos when the acquire that granted the lease was sent
 	 * @param grantedNanos the lease the acquire granted (already capped by max-hold)
 	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
 	 * {@code Long.MAX_VALUE}
 	 */
 	Lease(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
-			long sentNanos, long grantedNanos, long capNanos, Observation observation, Transitions transitions) {
+			long minHoldNanos, long sentNanos, long grantedNanos, long capNanos, Observation observation,
+			Transitions transitions) {
 		this.id = id;
 		this.fencingTokens = fencingTokens;
 		this.owner = owner;
 		this.lockName = lockName;
 		this.leaseNanos = leaseNanos;
 		this.renewed = renewed;
+		this.minHoldNanos = minHoldNanos;
 		this.acquiredNanos = sentNanos;
 		this.capNanos = capNanos;
 		this.acquiredAt = Instant.now();
@@ -144,6 +153,17 @@ final class Lease {
 
 	long acquiredNanos() {
 		return this.acquiredNanos;
+	}
+
+	/**
+	 * What remains at {@code nowNanos} of the minimum hold, counted from when the acquire
+	 * was sent, in whole milliseconds: 0 when there is none or it has passed.
+	 */
+	long minHoldLeftMillis(long nowNanos) {
+		if (this.minHoldNanos <= 0) {
+			return 0;
+		}
+		return Math.max(0, TimeUnit.NANOSECONDS.toMillis(this.acquiredNanos + this.minHoldNanos - nowNanos));
 	}
 
 	long capNanos() {

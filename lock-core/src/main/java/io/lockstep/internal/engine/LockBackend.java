@@ -39,6 +39,15 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	int release(LockId id, String owner);
 
+	/**
+	 * Leaves the keys that still hold the owner's token to expire {@code ttlMillis} from
+	 * now (never past their max-hold cap) instead of deleting them, and lowers their cap
+	 * to that moment, so that no renewal sent earlier extends them. Waiters are not told:
+	 * the keys are still taken. Keys held by another owner are left untouched.
+	 * @return the number of keys that held the owner's token
+	 */
+	int keep(LockId id, String owner, long ttlMillis);
+
 	/** Like {@link #release} but without waiting for the reply; for undoing. */
 	void releaseQuietly(LockId id, String owner);
 

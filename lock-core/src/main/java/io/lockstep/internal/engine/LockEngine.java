@@ -51,6 +51,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private final String keyPrefix;
 
+	private final Duration maxHoldTime;
+
 	private final long maxHoldNanos;
 
 	private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
@@ -72,6 +74,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention) {
 		this.backend = backend;
 		this.keyPrefix = keyPrefix;
+		this.maxHoldTime = maxHoldTime;
 		this.maxHoldNanos = (maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE;
 		this.observations = new LockObservations(observationRegistry, convention);
 		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations);
@@ -83,10 +86,12 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	 * Acquires the lock for the current call, waiting up to {@code waitNanos}. Keys the
 	 * call holds already are re-entered; only the others are acquired.
 	 * @param renewed whether the watchdog renews the lease (else it is fixed)
+	 * @param minHoldNanos how long after acquisition the keys stay taken when released
+	 * earlier, or 0
 	 * @return the handle, or {@code null} when not acquired and not
 	 * {@code throwOnTimeout}
 	 */
-	LeaseHandle acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+	LeaseHandle acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed, long minHoldNanos,
 			boolean throwOnTimeout) {
 		Map<String, Lease> held = heldByThisCall();
 		Set<Lease> parts = new LinkedHashSet<>();
@@ -102,7 +107,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		}
 		if (!missing.isEmpty()) {
 			long start = System.nanoTime();
-			Lease acquired = acquire(LockId.of(missing), lockName, waitNanos, leaseNanos, renewed);
+			Lease acquired = acquire(LockId.of(missing), lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
 			if (acquired == null) {
 				if (throwOnTimeout) {
 					throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
@@ -131,7 +136,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return held;
 	}
 
-	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed) {
+	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+			long minHoldNanos) {
 		String owner = hex.formatHex(nextToken());
 		long grantedNanos = Math.min(leaseNanos, this.maxHoldNanos);
 		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(grantedNanos));
@@ -159,8 +165,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 				}
 				retry.succeeded();
 				if (attempt.acquired()) {
-					Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed, sent,
-							TimeUnit.MILLISECONDS.toNanos(grantedMillis));
+					Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed,
+							minHoldNanos, sent, TimeUnit.MILLISECONDS.toNanos(grantedMillis));
 					acquired = true;
 					outcome = LockObservationContext.ACQUIRED;
 					fencingToken = attempt.fencingTokens()[0];
@@ -250,11 +256,11 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	}
 
 	private Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos,
-			boolean renewed, long sent, long grantedNanos) {
+			boolean renewed, long minHoldNanos, long sent, long grantedNanos) {
 		long cap = (this.maxHoldNanos != Long.MAX_VALUE) ? sent + this.maxHoldNanos : Long.MAX_VALUE;
 		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
-		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, sent, grantedNanos, cap, held,
-				this);
+		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
+				grantedNanos, cap, held, this);
 		this.leases.add(lease);
 		this.watchdog.wake(lease);
 		return lease;
@@ -278,11 +284,13 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	}
 
 	/**
-	 * Releases a lease: the storage's compare-and-delete decides. Every key deleted
-	 * proves the lease was held until now (never a loss, whatever the local clock says);
-	 * a key gone or owned by another owner is a loss. When the storage does not answer, a
-	 * lease still valid by the local clock is left to expire (logged and counted, not the
-	 * caller's failure); one that had run out is a loss.
+	 * Releases a lease: the storage's compare-and-delete decides, or, before the lease's
+	 * minimum hold has passed, the storage's compare-and-expire, which leaves the keys to
+	 * expire when it passes (waiters are not told: the keys are still taken). Every key
+	 * deleted or kept proves the lease was held until now (never a loss, whatever the
+	 * local clock says); a key gone or owned by another owner is a loss. When the storage
+	 * does not answer, a lease still valid by the local clock is left to expire (logged
+	 * and counted, not the caller's failure); one that had run out is a loss.
 	 * @return the loss to report, or {@code null}
 	 */
 	private LockLostException release(Lease lease) {
@@ -303,9 +311,11 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			return null;
 		}
 		boolean ranOut = started - lease.deadlineNanos() >= 0;
-		int deleted;
+		long keepMillis = lease.minHoldLeftMillis(started);
+		int done;
 		try {
-			deleted = this.backend.release(lease.id(), lease.owner());
+			done = (keepMillis > 0) ? this.backend.keep(lease.id(), lease.owner(), keepMillis)
+					: this.backend.release(lease.id(), lease.owner());
 		}
 		catch (LockException ex) {
 			if (ranOut) {
@@ -318,11 +328,16 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			lease.endRelease(Lease.State.EXPIRING, "release failed: " + ex.getMessage());
 			return null;
 		}
-		if (deleted > 0) {
+		if (keepMillis <= 0 && done > 0) {
 			lease.id().keys().forEach(this.waiters::released);
 		}
-		if (deleted == lease.id().size()) {
-			lease.endRelease(Lease.State.RELEASED, null);
+		if (done == lease.id().size()) {
+			if (keepMillis > 0) {
+				lease.endRelease(Lease.State.EXPIRING, "kept until its minimum hold passes, in " + keepMillis + " ms");
+			}
+			else {
+				lease.endRelease(Lease.State.RELEASED, null);
+			}
 			return null;
 		}
 		String reason = "at release a key of the lock was gone or held by another owner";
@@ -400,6 +415,11 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	public String keyPrefix() {
 		return this.keyPrefix;
+	}
+
+	/** The hard cap on every hold, or {@code null}. */
+	public Duration maxHoldTime() {
+		return this.maxHoldTime;
 	}
 
 	public LockBackend backend() {

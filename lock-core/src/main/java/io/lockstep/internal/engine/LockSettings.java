@@ -12,8 +12,8 @@ import io.lockstep.LockKeyException;
 import org.springframework.util.Assert;
 
 /**
- * The settings of one template copy: key prefix, name, wait and lease, and whether the
- * lease is fixed (never renewed).
+ * The settings of one template copy: key prefix, name, wait and lease, whether the lease
+ * is fixed (never renewed), and the minimum hold.
  *
  * @param keyPrefix prefix of every key
  * @param name the namespace of keys ({@code named}), or {@code null}
@@ -21,10 +21,12 @@ import org.springframework.util.Assert;
  * @param waitTime the wait for a lock
  * @param leaseTime the lease
  * @param fixedLease whether the lease is fixed (never renewed)
- * @param overrides per-name wait and lease
+ * @param minHoldTime how long after acquisition a released lock stays taken, or
+ * {@link Duration#ZERO} for none
+ * @param overrides per-name wait, lease and minimum hold
  */
 public record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
-		boolean fixedLease, Map<String, Override> overrides) {
+		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides) {
 
 	/** The longest key (prefix, name and key) accepted, in UTF-8 bytes. */
 	public static final int MAX_KEY_BYTES = 1024;
@@ -35,12 +37,16 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 
 	public static final Duration MAX_LEASE = Duration.ofDays(1);
 
-	/** Per-name wait and lease; {@code null} keeps the default. */
-	public record Override(Duration waitTime, Duration leaseTime) {
+	/** Per-name wait, lease and minimum hold; {@code null} keeps the default. */
+	public record Override(Duration waitTime, Duration leaseTime, Duration minHoldTime) {
 	}
 
 	public long waitNanos() {
 		return this.waitTime.toNanos();
+	}
+
+	public long minHoldNanos() {
+		return this.minHoldTime.toNanos();
 	}
 
 	/**
@@ -56,17 +62,40 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	LockSettings withLockName(String lockName) {
 		Assert.hasText(lockName, "'lockName' must not be empty");
 		return new LockSettings(this.keyPrefix, this.name, lockName, this.waitTime, this.leaseTime, this.fixedLease,
-				this.overrides);
+				this.minHoldTime, this.overrides);
 	}
 
 	LockSettings withWaitTime(Duration waitTime) {
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, checkWait(waitTime, "waitTime"),
-				this.leaseTime, this.fixedLease, this.overrides);
+				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides);
 	}
 
+	/**
+	 * @throws IllegalArgumentException if the lease is shorter than the minimum hold
+	 */
 	LockSettings withLeaseTime(Duration leaseTime) {
-		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime,
-				checkLease(leaseTime, "leaseTime"), true, this.overrides);
+		checkLease(leaseTime, "leaseTime");
+		checkMinHoldWithin(this.minHoldTime, leaseTime, "the fixed 'leaseTime'");
+		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, leaseTime, true,
+				this.minHoldTime, this.overrides);
+	}
+
+	/**
+	 * @param minHoldTime {@link Duration#ZERO} for none
+	 * @param maxHoldTime the engine's hard cap, or {@code null}
+	 * @throws IllegalArgumentException if it is negative, longer than a fixed lease or
+	 * longer than the max-hold cap
+	 */
+	LockSettings withMinHoldTime(Duration minHoldTime, Duration maxHoldTime) {
+		checkMinHold(minHoldTime, "minHoldTime");
+		if (this.fixedLease) {
+			checkMinHoldWithin(minHoldTime, this.leaseTime, "the fixed 'leaseTime'");
+		}
+		if (maxHoldTime != null) {
+			checkMinHoldWithin(minHoldTime, maxHoldTime, "the max-hold-time");
+		}
+		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
+				this.fixedLease, minHoldTime, this.overrides);
 	}
 
 	LockSettings named(String name) {
@@ -80,7 +109,12 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		if (override != null && override.leaseTime() != null) {
 			lease = override.leaseTime();
 		}
-		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, this.overrides);
+		Duration minHold = (override != null && override.minHoldTime() != null) ? override.minHoldTime()
+				: this.minHoldTime;
+		if (fixed) {
+			checkMinHoldWithin(minHold, lease, "the fixed 'leaseTime'");
+		}
+		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, minHold, this.overrides);
 	}
 
 	public static Duration checkWait(Duration waitTime, String what) {
@@ -99,6 +133,26 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 					"'" + what + "' must be between " + MIN_LEASE + " and " + MAX_LEASE + " but was " + leaseTime);
 		}
 		return leaseTime;
+	}
+
+	public static Duration checkMinHold(Duration minHoldTime, String what) {
+		Assert.notNull(minHoldTime, () -> "'" + what + "' must not be null");
+		if (minHoldTime.isNegative() || minHoldTime.compareTo(MAX_LEASE) > 0) {
+			throw new IllegalArgumentException(
+					"'" + what + "' must be between 0 and " + MAX_LEASE + " but was " + minHoldTime);
+		}
+		return minHoldTime;
+	}
+
+	/**
+	 * @throws IllegalArgumentException if the minimum hold is longer than the limit: the
+	 * key could not stay taken that long
+	 */
+	static void checkMinHoldWithin(Duration minHoldTime, Duration limit, String limitName) {
+		if (minHoldTime.compareTo(limit) > 0) {
+			throw new IllegalArgumentException(
+					"'minHoldTime' (" + minHoldTime + ") must not be longer than " + limitName + " (" + limit + ")");
+		}
 	}
 
 	/**

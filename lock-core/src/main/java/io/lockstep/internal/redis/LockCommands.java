@@ -35,6 +35,8 @@ public final class LockCommands implements AutoCloseable {
 
 	public static final RedisScript<List> RENEW = script("renew");
 
+	public static final RedisScript<Long> KEEP = script("keep", Long.class);
+
 	public static final RedisScript<Long> CHECK = script("check", Long.class);
 
 	private static final byte[][] NO_KEYS = new byte[0][];

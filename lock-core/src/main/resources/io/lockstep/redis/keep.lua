@@ -1,0 +1,29 @@
+-- Leaves one owner's locks to expire when their minimum hold passes, instead of deleting them:
+-- token-checked; sets each key's lease to ARGV[2] and lowers its cap to the same moment, so that
+-- a renewal already on its way cannot extend it (renew.lua honours the cap); never past the
+-- key's own max-hold cap. Publishes nothing: the keys are still taken.
+-- KEYS[1..n]  lock keys
+-- ARGV[1]     owner token
+-- ARGV[2]     what remains of the minimum hold, in milliseconds (> 0)
+-- Returns     the number of keys that held this owner token (each now expiring by ARGV[2], or
+--             earlier by its cap); a key that expired or belongs to another owner is left untouched
+local prefix = ARGV[1] .. ':'
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local kept = 0
+for i = 1, #KEYS do
+  local current = redis.call('GET', KEYS[i])
+  if current and string.sub(current, 1, #prefix) == prefix then
+    local head, cap = string.match(current, '^(.*):(%d+)$')
+    local ends = now + tonumber(ARGV[2])
+    cap = tonumber(cap)
+    if cap > 0 and cap < ends then
+      ends = cap
+    end
+    if ends > now then
+      redis.call('SET', KEYS[i], head .. ':' .. string.format('%.0f', ends), 'PX', ends - now)
+    end
+    kept = kept + 1
+  end
+end
+return kept
