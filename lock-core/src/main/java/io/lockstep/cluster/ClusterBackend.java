@@ -169,6 +169,18 @@ final class ClusterBackend implements LockBackend {
 	}
 
 	@Override
+	public int keep(LockId id, String owner, long ttlMillis) {
+		int kept = 0;
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
+			Long count = this.commands.eval(LockCommands.KEEP, keys, List.of(owner, Long.toString(ttlMillis)),
+					"keep " + keys + " until its minimum hold passes");
+			kept += count.intValue();
+		}
+		return kept;
+	}
+
+	@Override
 	public void releaseQuietly(LockId id, String owner) {
 		for (List<Integer> group : bySlot(id.keys()).values()) {
 			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
