@@ -80,6 +80,7 @@ class ClusterLockTests {
 			int nodesTouched = aSingleKeyTouchesOneNode(cluster, locks);
 			String mode = waitersAreWokenByNotification(cluster, locks, other, sharded);
 			renewalsKeepLocksInManySlots(locks);
+			aMinimumHoldKeepsKeysInEverySlot(locks);
 			System.out
 				.printf("cluster on %s: notifications %s; %d overlaps in 2x4x200 acquisitions; %d awkward keys in the "
 						+ "slot of their whole key; %d fencing counters for 500 keys; 1 acquire+release touched %d "
@@ -274,6 +275,15 @@ class ClusterLockTests {
 		assertThat(held).allMatch(LockHandle::isHeld);
 		held.forEach(LockHandle::close);
 		assertThat(locks.leasesLost()).isEqualTo(lostBefore);
+	}
+
+	private void aMinimumHoldKeepsKeysInEverySlot(RedisLockTemplate locks) {
+		List<String> keys = List.of("kept:1", "kept:2", "kept:3", "kept:4");
+		locks.withMinHoldTime(Duration.ofSeconds(2)).acquireAll(keys).close();
+		for (String key : keys) {
+			assertThat(locks.remainingLease(key)).as("%s kept after close", key)
+				.hasValueSatisfying((left) -> assertThat(left).isBetween(Duration.ofMillis(1), Duration.ofSeconds(2)));
+		}
 	}
 
 	@SuppressWarnings("unchecked")
