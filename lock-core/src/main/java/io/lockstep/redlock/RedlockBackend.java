@@ -128,12 +128,16 @@ final class RedlockBackend implements LockBackend {
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
 				this.settings.requirePersistence() ? "1" : "0");
-		Votes<Grant> votes = await(Votes.gather(
-				each((node) -> node
-					.<List<?>>eval(LockCommands.ACQUIRE_ALL, keys, args, false,
-							node.isConnected() ? this.nodeTimeout : this.commandTimeout)
-					.thenApply((reply) -> Grant.of(reply, id.size()))),
-				(sofar) -> sofar.count(Grant::acquired) >= this.quorum || sofar.count(Grant::held) >= this.quorum),
+		Votes<Grant> votes = await(
+				Votes
+					.gather(each(
+							(node) -> node
+								.<List<?>>eval(LockCommands.ACQUIRE_ALL, keys, args, false,
+										node.isConnected() ? this.nodeTimeout
+												: this.commandTimeout.plus(this.nodeTimeout))
+								.thenApply((reply) -> Grant.of(reply, id.size()))),
+							(sofar) -> sofar.count(Grant::acquired) >= this.quorum
+									|| sofar.count(Grant::held) >= this.quorum),
 				"acquire '" + id.display() + "'");
 		for (int i = 0; i < this.nodes.size(); i++) {
 			if (votes.answered(i)) {
@@ -238,22 +242,24 @@ final class RedlockBackend implements LockBackend {
 		List<CompletableFuture<long[]>> replies = each(
 				(node) -> node.<List<Long>>eval(LockCommands.RENEW, keys, args, false, this.nodeTimeout)
 					.thenApply((granted) -> perRenewal(renewals, granted)));
-		return Votes.gather(replies, (sofar) -> Renewals.decided(sofar, renewals.size(), this.quorum))
-			.thenCompose((votes) -> {
-				long[] granted = Renewals.outcome(votes, renewals.size(), this.quorum);
-				if (granted != null) {
-					return CompletableFuture.completedFuture(granted);
-				}
-				LockException failure = new LockException("Redlock renewal of " + renewals.size()
-						+ " lock(s) not confirmed by a quorum of " + this.quorum + " nodes (" + failures(votes) + ")");
-				// retried at once by the watchdog: not more often than once a node
-				// timeout
-				long wait = Math.max(0, this.nodeTimeout.toNanos() - (System.nanoTime() - sent));
-				CompletableFuture<long[]> failed = new CompletableFuture<>();
-				CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS)
-					.execute(() -> failed.completeExceptionally(failure));
-				return failed;
-			});
+		CompletableFuture<long[]> result = new CompletableFuture<>();
+		Votes.gather(replies, (sofar) -> Renewals.decided(sofar, renewals.size(), this.quorum)).thenAccept((votes) -> {
+			long[] granted = Renewals.outcome(votes, renewals.size(), this.quorum);
+			if (granted != null) {
+				result.complete(granted);
+				return;
+			}
+			LockException failure = new LockException("Redlock renewal of " + renewals.size()
+					+ " lock(s) not confirmed by a quorum of " + this.quorum + " nodes (" + failures(votes) + ")");
+			// the watchdog retries at once: not more often than once a node timeout
+			long wait = Math.max(0, this.nodeTimeout.toNanos() - (System.nanoTime() - sent));
+			CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS)
+				.execute(() -> result.completeExceptionally(failure));
+		}).exceptionally((failure) -> {
+			result.completeExceptionally(failure);
+			return null;
+		});
+		return result;
 	}
 
 	/**
@@ -405,8 +411,11 @@ final class RedlockBackend implements LockBackend {
 		for (int i = 0; i < votes.size(); i++) {
 			Throwable failure = votes.failure(i);
 			if (failure != null) {
-				String reason = (failure instanceof TimeoutException) ? "no reply within the node timeout"
-						: String.valueOf(failure.getMessage());
+				String reason = String.valueOf(failure.getMessage());
+				if (failure instanceof TimeoutException) {
+					reason = this.nodes.get(i).isConnected() ? "no reply within the node timeout"
+							: "not connected in time";
+				}
 				reasons.add(this.nodes.get(i) + ": " + reason);
 			}
 			else if (votes.answered(i) && votes.value(i) instanceof Grant grant && grant.refused()) {

@@ -7,7 +7,8 @@
 -- ARGV[4]        optional; "1" (Redlock): acquire only on a Redis whose data survives a restart,
 --                i.e. whose INFO persistence says aof_enabled:1
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
---                                    their fencing token and cap)
+--                                    their fencing token and cap; their lease is refreshed
+--                                    within the cap)
 --          {0, pttl, i, owner}       at least one key is held by another owner: pttl = the
 --                                    longest remaining lease among those keys, in ms,
 --                                    i = the 0-based index of the first such key and owner =
@@ -44,7 +45,16 @@ local result = {1}
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current then
-    result[i + 1] = tonumber(string.match(current, '^[^:]*:(%d+)'))
+    -- ours already (a retried acquire): refresh the lease within the cap, keep the token
+    local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)$')
+    local ttl = tonumber(ARGV[2])
+    if tonumber(held) > 0 then
+      ttl = math.min(ttl, tonumber(held) - math.floor(now / 1000))
+    end
+    if ttl > 0 then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+    result[i + 1] = tonumber(fence)
   else
     local fence = math.max(tonumber(redis.call('GET', KEYS[n + i]) or '0') + 1, now)
     local text = string.format('%.0f', fence)
