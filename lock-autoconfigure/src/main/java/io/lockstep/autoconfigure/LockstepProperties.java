@@ -195,8 +195,8 @@ public class LockstepProperties {
 		private double clockDriftFactor = 0.01;
 
 		/**
-		 * Bound on each node's reply; a node that does not reply in time loses its vote.
-		 * At most half the command timeout.
+		 * Bound on each node's reply (at most half the command timeout); a node that does
+		 * not reply in time loses its vote.
 		 */
 		private Duration nodeTimeout = Duration.ofMillis(200);
 

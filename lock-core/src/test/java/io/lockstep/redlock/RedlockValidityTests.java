@@ -34,7 +34,7 @@ class RedlockValidityTests {
 			System.out.printf("Redlock, lease 2 ms (drift 2.02 ms): acquired %s, retry in %d ms%n", attempt.acquired(),
 					attempt.holderTtlMillis());
 			assertThat(attempt.acquired()).isFalse();
-			assertThat(attempt.holderTtlMillis()).isBetween(1L, RedlockBackend.MAX_RETRY_DELAY_MILLIS);
+			assertThat(attempt.holderTtlMillis()).isBetween(1L, Acquisitions.MAX_RETRY_DELAY_MILLIS);
 			// a valid lease of the same owner is granted by the same nodes
 			LockBackend.Attempt valid = backend.tryAcquire(LockId.of("lockstep:short"), owner, 10_000, 0);
 			assertThat(valid.acquired()).isTrue();
