@@ -48,13 +48,14 @@ import org.springframework.util.Assert;
  * must be kept out for longer than the longest lease before it rejoins.
  *
  * <p>
- * <b>Fencing tokens</b> strictly increase in grant order, per key, across all clients, as
- * long as Redlock's own assumptions hold (every lock's validity periods do not overlap:
- * node clocks advance at the rate allowed by the drift factor and never jump, no node
- * loses its data, nothing else writes the lock keys or {@code <key-prefix>__fence}).
- * Under a violation of them, two holders may overlap and their tokens are merely
- * different; storage that rejects a token not higher than the last one it saw still
- * rejects the older holder's writes once it saw the newer one.
+ * <b>Fencing tokens</b>: the lock's token is the highest of the tokens issued by the
+ * nodes that granted it, written back to the counters of a quorum of them before the lock
+ * is reported acquired. Tokens strictly increase in grant order, per key, across all
+ * clients and lease expiry, also when a holder overruns its validity, as long as node
+ * clocks never jump and run at rates within the drift factor of the clients' clocks, no
+ * node loses its data, and nothing else writes the lock keys or
+ * {@code <key-prefix>__fence}. When that breaks, two grants may overlap and their tokens
+ * need not follow grant order.
  *
  * <p>
  * Not safe: when a holder runs past its validity (GC pause, SIGSTOP), when a node's clock
@@ -65,10 +66,10 @@ import org.springframework.util.Assert;
 public final class Redlock {
 
 	/** The default clock-drift factor: 1% of the lease, as in the Redlock reference. */
-	public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+	static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
 
 	/** The default bound on each node's reply. */
-	public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(200);
+	static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofMillis(200);
 
 	private static final Logger logger = LoggerFactory.getLogger(Redlock.class);
 
