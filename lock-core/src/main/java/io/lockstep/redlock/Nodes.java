@@ -20,6 +20,12 @@ import io.lockstep.LockException;
  */
 final class Nodes implements AutoCloseable {
 
+	/**
+	 * How long a command may wait for its node's first connection (a cold JVM, a node
+	 * starting): Lettuce's default connect timeout.
+	 */
+	static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
 	private final List<Node> nodes;
 
 	private final int quorum;
@@ -77,11 +83,12 @@ final class Nodes implements AutoCloseable {
 	}
 
 	/**
-	 * The bound on a command to a node: the node timeout once connected, else also the
-	 * time to connect.
+	 * The bound on an acquire (or its undo) on a node: the node timeout once connected,
+	 * else also the time to connect, so that the first lock after start-up is not refused
+	 * by nodes that are still connecting. A quorum that answers sooner decides sooner.
 	 */
 	Duration timeout(Node node) {
-		return node.isConnected() ? this.nodeTimeout : this.commandTimeout.plus(this.nodeTimeout);
+		return node.isConnected() ? this.nodeTimeout : CONNECT_TIMEOUT.plus(this.nodeTimeout);
 	}
 
 	/** Starts connecting every node in the background. */
@@ -100,7 +107,7 @@ final class Nodes implements AutoCloseable {
 
 	/** Waits for gathered votes (each node's reply is bounded already). */
 	<T> Votes<T> await(CompletableFuture<Votes<T>> votes, String what) {
-		long bound = this.commandTimeout.toNanos() + this.nodeTimeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
+		long bound = CONNECT_TIMEOUT.toNanos() + this.nodeTimeout.toNanos() + TimeUnit.SECONDS.toNanos(1);
 		try {
 			return votes.get(bound, TimeUnit.NANOSECONDS);
 		}

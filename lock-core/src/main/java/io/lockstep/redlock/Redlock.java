@@ -173,13 +173,13 @@ public final class Redlock {
 		ClientResources resources = DefaultClientResources.create();
 		ClientOptions options = ClientOptions.builder()
 			.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-			.socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).build())
+			.socketOptions(SocketOptions.builder().connectTimeout(Nodes.CONNECT_TIMEOUT).build())
 			.build();
 		List<RedisClient> clients = new ArrayList<>();
 		List<String> names = new ArrayList<>();
 		for (RedisURI uri : uris) {
 			RedisClient client = RedisClient.create(resources,
-					RedisURI.builder(uri).withTimeout(commandTimeout).build());
+					RedisURI.builder(uri).withTimeout(Nodes.CONNECT_TIMEOUT).build());
 			client.setOptions(options);
 			clients.add(client);
 			names.add(name(uri));

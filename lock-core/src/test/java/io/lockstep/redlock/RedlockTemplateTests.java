@@ -4,11 +4,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import io.lockstep.LockHandle;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
@@ -69,11 +73,20 @@ class RedlockTemplateTests {
 	@Test
 	void closingShutsDownItsOwnClientsButNeverTheOnesItWasGiven(RedisFixture fixture) {
 		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 3);
+		// the given clients' threads are named "given-...", the template's own
+		// "lettuce-..."
+		AtomicInteger threadCount = new AtomicInteger();
+		ClientResources resources = DefaultClientResources.builder().threadFactoryProvider((pool) -> (task) -> {
+			Thread thread = new Thread(task, "given-" + pool + "-" + threadCount.incrementAndGet());
+			thread.setDaemon(true);
+			return thread;
+		}).build();
 		List<RedisClient> given = new ArrayList<>();
 		for (RedisNode node : nodes) {
-			given.add(RedisClient.create(RedisURI.create(node.host(), node.port())));
+			given.add(RedisClient.create(resources, RedisURI.create(node.host(), node.port())));
 		}
 		try {
+			Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
 			long before = clients(nodes.get(0));
 			RedisLockTemplate owned = RedlockNodes.on(nodes).builder().waitTime(Duration.ofSeconds(5)).build();
 			RedisLockTemplate onGiven = Redlock.clients(given).builder().waitTime(Duration.ofSeconds(5)).build();
@@ -93,8 +106,15 @@ class RedlockTemplateTests {
 				assertThat(node.call("KEYS", "lockstep:*")).isEqualTo(List.of("lockstep:__fence"));
 				assertThat((String) node.call("CLIENT", "LIST", "TYPE", "pubsub")).isBlank();
 			}
-			assertThat(Thread.getAllStackTraces().keySet())
-				.noneMatch((thread) -> thread.getName().equals("lockstep-redlock-connect") && thread.isAlive());
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
+					() -> Thread.getAllStackTraces()
+						.keySet()
+						.stream()
+						.noneMatch((thread) -> !threadsBefore.contains(thread) && thread.isAlive()
+								&& (thread.getName().startsWith("lettuce-")
+										|| thread.getName().equals("lockstep-redlock-connect")))))
+				.as("Redlock or Lettuce threads left running")
+				.isTrue();
 			// the given clients still work
 			for (RedisClient client : given) {
 				try (var connection = client.connect()) {
@@ -104,6 +124,7 @@ class RedlockTemplateTests {
 		}
 		finally {
 			given.forEach(RedisClient::shutdown);
+			resources.shutdown();
 		}
 	}
 

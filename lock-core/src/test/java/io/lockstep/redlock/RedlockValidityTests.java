@@ -2,6 +2,10 @@ package io.lockstep.redlock;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
@@ -23,22 +27,45 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedlockValidityTests {
 
 	@Test
-	void notAcquiredWhenNoValidityIsLeftEvenThoughEveryNodeGrantedIt(RedisFixture fixture) {
+	void notAcquiredWhenTheQuorumAnswersAfterTheValidityTime(RedisFixture fixture) throws Exception {
 		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 5);
-		try (RedisLockTemplate locks = RedlockNodes.on(nodes).builder().build()) {
+		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+		try (RedisLockTemplate locks = RedlockNodes.on(nodes)
+			.nodeTimeout(Duration.ofSeconds(5))
+			.builder()
+			.commandTimeout(Duration.ofSeconds(10))
+			.build()) {
+			locks.tryAcquire("warm-up").orElseThrow().close();
 			LockBackend backend = locks.engine().backend();
 			String owner = "0123456789abcdef0123456789abcdef";
-			// drift = 2 ms × 0.01 + 2 ms > a lease of 2 ms: no validity, whatever the
-			// elapsed time
-			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:short"), owner, 2, 0);
-			System.out.printf("Redlock, lease 2 ms (drift 2.02 ms): acquired %s, retry in %d ms%n", attempt.acquired(),
-					attempt.holderTtlMillis());
+			// the fault: 3 nodes answer 400 ms late, so the quorum answers after a 300 ms
+			// lease; their keys are fresh (the fence write-back finds them), only the
+			// validity rule can refuse
+			for (RedisNode node : nodes.subList(0, 3)) {
+				node.pause();
+			}
+			ScheduledFuture<?> resumed = scheduler.schedule(() -> nodes.subList(0, 3).forEach(RedisNode::resume), 400,
+					TimeUnit.MILLISECONDS);
+			long start = System.nanoTime();
+			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:late"), owner, 300, 0);
+			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+			resumed.get(10, TimeUnit.SECONDS);
+			System.out.printf("Redlock, lease 300 ms, quorum answered after %d ms: acquired %s, retry in %d ms%n",
+					elapsedMillis, attempt.acquired(), attempt.holderTtlMillis());
+			assertThat(elapsedMillis).isGreaterThan(300);
 			assertThat(attempt.acquired()).isFalse();
 			assertThat(attempt.holderTtlMillis()).isBetween(1L, Acquisitions.MAX_RETRY_DELAY_MILLIS);
-			// a valid lease of the same owner is granted by the same nodes
-			LockBackend.Attempt valid = backend.tryAcquire(LockId.of("lockstep:short"), owner, 10_000, 0);
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
+					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:late"))))
+				.as("lock key left behind")
+				.isTrue();
+			// the same owner, on time, is granted it
+			LockBackend.Attempt valid = backend.tryAcquire(LockId.of("lockstep:late"), owner, 10_000, 0);
 			assertThat(valid.acquired()).isTrue();
-			assertThat(backend.release(LockId.of("lockstep:short"), owner)).isEqualTo(1);
+			assertThat(backend.release(LockId.of("lockstep:late"), owner)).isEqualTo(1);
+		}
+		finally {
+			scheduler.shutdownNow();
 		}
 	}
 
