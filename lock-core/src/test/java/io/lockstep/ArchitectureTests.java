@@ -69,6 +69,17 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void onlyTheEntryPointIsPublicInTheRedlockPackage() {
+		noClasses().that()
+			.resideInAPackage("io.lockstep.redlock")
+			.and()
+			.doNotHaveSimpleName("Redlock")
+			.should()
+			.bePublic()
+			.check(classes);
+	}
+
+	@Test
 	void onlyWhatAutoConfigurationConstructsIsPublicInTheInterceptorPackage() {
 		noClasses().that()
 			.resideInAPackage("io.lockstep.interceptor")

@@ -1,6 +1,7 @@
 package io.lockstep.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 
 import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
@@ -23,25 +24,32 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * {@link AutoConfiguration Auto-configuration} of Lockstep: a {@link RedisLockTemplate}
- * on the application's {@link RedisConnectionFactory} (Lettuce), the
+ * on the application's {@link RedisConnectionFactory} (Lettuce) or, when
+ * {@code lockstep.redlock.nodes} lists independent masters, on Redlock across them; the
  * {@code @DistributedLock} advice, and the transaction guard. With
  * {@code lockstep.enabled=false} the template is a JVM-local {@link LocalLockTemplate}
  * (no Redis; one WARN says locks are not distributed), so applications and tests keep
@@ -78,6 +86,7 @@ public final class LockstepAutoConfiguration {
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 	@ConditionalOnBean(RedisConnectionFactory.class)
+	@Conditional(NoRedlockNodes.class)
 	static class RedisLocks {
 
 		@Bean(destroyMethod = "close")
@@ -85,12 +94,31 @@ public final class LockstepAutoConfiguration {
 		RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
-			if (!properties.getRedlock().getNodes().isEmpty()) {
-				throw new IllegalStateException("lockstep.redlock.nodes is set, but Redlock is not available in this "
-						+ "version of Lockstep yet; remove the property to lock on the single Redis of "
-						+ "spring.data.redis.*");
-			}
 			RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
+				.commandTimeout(commandTimeout(properties));
+			configure(builder, properties, events, listeners);
+			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
+			return builder.build();
+		}
+
+	}
+
+	/**
+	 * Redlock across the masters of {@code lockstep.redlock.nodes}, instead of the single
+	 * Redis of {@code spring.data.redis.*} (no connection factory needed).
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
+	@Conditional(OnRedlockNodes.class)
+	static class RedlockLocks {
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockTemplate.class)
+		RedisLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
+				ObjectProvider<LockLostListener> listeners,
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+			RedisLockTemplateBuilder builder = RedlockSettings.redlock(properties.getRedlock())
+				.builder()
 				.commandTimeout(commandTimeout(properties));
 			configure(builder, properties, events, listeners);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
@@ -166,6 +194,40 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 		@ConditionalOnBean(RedisConnectionFactory.class)
 		static class RedisPresent {
+
+		}
+
+		@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
+		@Conditional(OnRedlockNodes.class)
+		static class RedlockNodesSet {
+
+		}
+
+	}
+
+	/** {@code lockstep.redlock.nodes} lists at least one node. */
+	static class OnRedlockNodes extends SpringBootCondition {
+
+		@Override
+		public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+			List<String> nodes = Binder.get(context.getEnvironment())
+				.bind("lockstep.redlock.nodes", Bindable.listOf(String.class))
+				.orElse(List.of());
+			return nodes.isEmpty() ? ConditionOutcome.noMatch("lockstep.redlock.nodes is empty")
+					: ConditionOutcome.match("lockstep.redlock.nodes lists " + nodes.size() + " node(s)");
+		}
+
+	}
+
+	/** {@code lockstep.redlock.nodes} is empty: the single Redis master. */
+	static class NoRedlockNodes extends NoneNestedConditions {
+
+		NoRedlockNodes() {
+			super(ConfigurationCondition.ConfigurationPhase.PARSE_CONFIGURATION);
+		}
+
+		@Conditional(OnRedlockNodes.class)
+		static class RedlockNodesSet {
 
 		}
 

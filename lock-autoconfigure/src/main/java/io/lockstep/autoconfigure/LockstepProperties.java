@@ -196,10 +196,22 @@ public class LockstepProperties {
 	public static class Redlock {
 
 		/**
-		 * Redis URIs of independent masters; non-empty turns on Redlock. Not available in
-		 * this version yet: setting it fails start-up.
+		 * Redis URIs of independent masters (at least 3, each with appendonly yes);
+		 * non-empty turns on Redlock instead of the single Redis of spring.data.redis.
 		 */
 		private List<String> nodes = new ArrayList<>();
+
+		/**
+		 * Clock-drift allowance as a fraction of the lease (plus 2 ms), subtracted from
+		 * every lease's validity time.
+		 */
+		private double clockDriftFactor = 0.01;
+
+		/**
+		 * Bound on each node's reply (at most half the command timeout); a node that does
+		 * not reply in time loses its vote.
+		 */
+		private Duration nodeTimeout = Duration.ofMillis(200);
 
 		public List<String> getNodes() {
 			return this.nodes;
@@ -207,6 +219,22 @@ public class LockstepProperties {
 
 		public void setNodes(List<String> nodes) {
 			this.nodes = nodes;
+		}
+
+		public double getClockDriftFactor() {
+			return this.clockDriftFactor;
+		}
+
+		public void setClockDriftFactor(double clockDriftFactor) {
+			this.clockDriftFactor = clockDriftFactor;
+		}
+
+		public Duration getNodeTimeout() {
+			return this.nodeTimeout;
+		}
+
+		public void setNodeTimeout(Duration nodeTimeout) {
+			this.nodeTimeout = nodeTimeout;
 		}
 
 	}

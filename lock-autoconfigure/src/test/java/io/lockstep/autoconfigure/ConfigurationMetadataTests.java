@@ -30,7 +30,8 @@ class ConfigurationMetadataTests {
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.containsExactlyInAnyOrder("lockstep.enabled", "lockstep.key-prefix", "lockstep.wait-time",
 					"lockstep.lease-time", "lockstep.aspect-order", "lockstep.max-hold-time", "lockstep.on-lease-lost",
-					"lockstep.locks", "lockstep.redlock.nodes");
+					"lockstep.locks", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
+					"lockstep.redlock.node-timeout");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.asString()
@@ -59,6 +60,12 @@ class ConfigurationMetadataTests {
 		assertThat((List<Object>) JsonPath.read(metadata,
 				"$.properties[?(@.name == 'lockstep.on-lease-lost')].defaultValue"))
 			.containsExactly("notify");
+		assertThat((List<Object>) JsonPath.read(metadata,
+				"$.properties[?(@.name == 'lockstep.redlock.clock-drift-factor')].defaultValue"))
+			.containsExactly(0.01);
+		assertThat((List<Object>) JsonPath.read(metadata,
+				"$.properties[?(@.name == 'lockstep.redlock.node-timeout')].defaultValue"))
+			.containsExactly("200ms");
 	}
 
 	private static String metadata() throws IOException {

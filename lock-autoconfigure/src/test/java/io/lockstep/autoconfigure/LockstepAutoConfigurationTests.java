@@ -144,11 +144,12 @@ class LockstepAutoConfigurationTests {
 	}
 
 	@Test
-	void redlockNodesFailFastUntilRedlockIsAvailable() {
+	void fewerThanThreeRedlockNodesFailStartUpNamingTheProperty() {
 		this.contextRunner.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("lockstep.redlock.nodes is set, but Redlock is not available"));
+				.hasMessageContaining("lockstep.redlock.nodes must list at least 3 independent Redis masters")
+				.hasMessageContaining("got 2"));
 	}
 
 	@Test

@@ -112,7 +112,7 @@ final class ClusterBackend implements LockBackend {
 
 	private void rollback(List<List<String>> acquired, String owner, String publishCommand) {
 		for (List<String> keys : acquired) {
-			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, publishCommand));
+			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, "", publishCommand));
 		}
 	}
 
@@ -161,7 +161,7 @@ final class ClusterBackend implements LockBackend {
 		int deleted = 0;
 		for (List<Integer> group : bySlot(id.keys()).values()) {
 			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			Long count = this.commands.eval(LockCommands.RELEASE, keys, List.of(owner, publishCommand),
+			Long count = this.commands.eval(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand),
 					"release " + keys);
 			deleted += count.intValue();
 		}
@@ -184,7 +184,7 @@ final class ClusterBackend implements LockBackend {
 	public void releaseQuietly(LockId id, String owner) {
 		for (List<Integer> group : bySlot(id.keys()).values()) {
 			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, publishCommand()));
+			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand()));
 		}
 	}
 

@@ -4,26 +4,36 @@
 -- ARGV[1]        owner token (128-bit random, hex)
 -- ARGV[2]        lease in milliseconds
 -- ARGV[3]        max hold in milliseconds, 0 for none (see acquire.lua)
+-- ARGV[4]        optional; "1" (Redlock): acquire only on a Redis whose data survives a restart,
+--                i.e. whose INFO persistence says aof_enabled:1
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
---                                    their fencing token and cap)
---          {0, pttl, i}              at least one key is held by another owner: pttl = the
---                                    longest remaining lease among those keys, in ms, and
---                                    i = the 0-based index of the first such key
+--                                    their fencing token and cap; their lease is refreshed
+--                                    within the cap)
+--          {0, pttl, i, owner}       at least one key is held by another owner: pttl = the
+--                                    longest remaining lease among those keys, in ms,
+--                                    i = the 0-based index of the first such key and owner =
+--                                    the owner token holding it
+--          {-1}                      ARGV[4] is "1" and this Redis does not persist: nothing done
+if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_enabled:1', 1, true) then
+  return {-1}
+end
 local n = #KEYS / 2
 local prefix = ARGV[1] .. ':'
 local longest = -1
 local first = -1
+local holder = ''
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current and string.sub(current, 1, #prefix) ~= prefix then
     longest = math.max(longest, redis.call('PTTL', KEYS[i]))
     if first < 0 then
       first = i - 1
+      holder = string.match(current, '^[^:]*')
     end
   end
 end
 if first >= 0 then
-  return {0, longest, first}
+  return {0, longest, first, holder}
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
@@ -35,7 +45,16 @@ local result = {1}
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current then
-    result[i + 1] = tonumber(string.match(current, '^[^:]*:(%d+)'))
+    -- ours already (a retried acquire): refresh the lease within the cap, keep the token
+    local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)$')
+    local ttl = tonumber(ARGV[2])
+    if tonumber(held) > 0 then
+      ttl = math.min(ttl, tonumber(held) - math.floor(now / 1000))
+    end
+    if ttl > 0 then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+    result[i + 1] = tonumber(fence)
   else
     local fence = math.max(tonumber(redis.call('GET', KEYS[n + i]) or '0') + 1, now)
     local text = string.format('%.0f', fence)

@@ -57,9 +57,18 @@ public final class RedisFixture implements AutoCloseable {
 
 	/** {@code count} independent masters, as Redlock needs. */
 	public List<RedisNode> masters(int count) {
+		return masters(count, new String[0]);
+	}
+
+	/**
+	 * {@code count} independent masters with extra redis-server options, e.g.
+	 * {@code "--appendonly", "yes"} for masters that keep their data across a
+	 * {@link RedisNode#restart()} (Redlock refuses nodes that do not persist).
+	 */
+	public List<RedisNode> masters(int count, String... extraArguments) {
 		List<RedisNode> masters = new ArrayList<>(count);
 		for (int i = 1; i <= count; i++) {
-			masters.add(start("master-" + i, null, List.of()));
+			masters.add(start("master-" + i, null, Arrays.asList(extraArguments)));
 		}
 		return masters;
 	}

@@ -15,9 +15,11 @@ import java.util.stream.Collectors;
 
 /**
  * One real {@code redis-server} (or Sentinel) process on {@code 127.0.0.1}, with its own
- * temporary folder. Persistence is off ({@code save ""}, {@code appendonly no}), so a
- * {@link #restart()} starts empty. The process is always stopped by its PID: by
- * {@link #close()}, by the {@link RedisFixture} that started it, or when the JVM exits.
+ * temporary folder. Persistence is off ({@code save ""}, {@code appendonly no}) unless
+ * extra arguments turn it on (e.g. {@code "--appendonly", "yes"}), so a
+ * {@link #restart()} starts empty, or from the node's append-only file in its folder. The
+ * process is always stopped by its PID: by {@link #close()}, by the {@link RedisFixture}
+ * that started it, or when the JVM exits.
  */
 public final class RedisNode implements AutoCloseable {
 
@@ -116,7 +118,10 @@ public final class RedisNode implements AutoCloseable {
 		}
 	}
 
-	/** Kills the process if alive and starts a new, empty one on the same port. */
+	/**
+	 * Kills the process if alive and starts a new one on the same port: empty, or with
+	 * the data of its append-only file when started with {@code --appendonly yes}.
+	 */
 	public RedisNode restart() {
 		kill();
 		launch(this.port);

@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongUnaryOperator;
 
 import io.micrometer.observation.Observation;
 
@@ -27,8 +28,10 @@ import io.micrometer.observation.Observation;
  * </pre>
  *
  * The local deadline is conservative: the send time of the last confirmed acquire or
- * renewal plus the lease it granted, minus a drift allowance; the storage's key never
- * expires before it. Renewal fields are written only by the watchdog thread.
+ * renewal plus the lease it granted, minus the storage's drift allowance
+ * ({@link LockBackend#driftNanos}); the storage's key never expires before it. For
+ * Redlock this deadline is exactly the end of Redlock's validity time. Renewal fields are
+ * written only by the watchdog thread.
  */
 final class Lease {
 
@@ -75,6 +78,8 @@ final class Lease {
 
 	private final Observation observation;
 
+	private final LongUnaryOperator drift;
+
 	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.HELD, null));
 
 	private final AtomicInteger depth = new AtomicInteger();
@@ -98,10 +103,12 @@ final class Lease {
 	 * @param grantedNanos the lease the acquire granted (already capped by max-hold)
 	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
 	 * {@code Long.MAX_VALUE}
+	 * @param drift the storage's clock-drift allowance of a granted lease (see
+	 * {@link LockBackend#driftNanos})
 	 */
 	Lease(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
 			long minHoldNanos, long sentNanos, long grantedNanos, long capNanos, Observation observation,
-			Transitions transitions) {
+			Transitions transitions, LongUnaryOperator drift) {
 		this.id = id;
 		this.fencingTokens = fencingTokens;
 		this.owner = owner;
@@ -115,14 +122,10 @@ final class Lease {
 		this.holderThread = Thread.currentThread().getName();
 		this.observation = observation;
 		this.transitions = transitions;
+		this.drift = drift;
 		this.lastRenewSentNanos = sentNanos;
-		this.deadlineNanos = sentNanos + grantedNanos - driftNanos(grantedNanos);
+		this.deadlineNanos = sentNanos + grantedNanos - drift.applyAsLong(grantedNanos);
 		this.capped = grantedNanos < leaseNanos;
-	}
-
-	/** Clock drift allowance: 1% of the lease plus 2 ms, as in the Redlock reference. */
-	static long driftNanos(long leaseNanos) {
-		return leaseNanos / 100 + 2_000_000L;
 	}
 
 	LockId id() {
@@ -263,7 +266,7 @@ final class Lease {
 		this.renewing = false;
 		this.renewalError = null;
 		if (state() == State.HELD) {
-			this.deadlineNanos = sentNanos + grantedNanos - driftNanos(grantedNanos);
+			this.deadlineNanos = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
 		}
 	}
 

@@ -8,8 +8,9 @@ import java.util.function.Consumer;
 /**
  * Where locks are stored: the one seam between the engine (leases, reentrancy, waiting,
  * renewal, observation) and a deployment. One implementation per deployment: a single
- * Redis master (standalone or Sentinel) and the JVM-local one. Every operation is atomic
- * on the storage side and checks the owner token there.
+ * Redis master (standalone or Sentinel), Redlock over independent masters, and the
+ * JVM-local one. Every operation is atomic on the storage side and checks the owner token
+ * there.
  *
  * <p>
  * Blocking operations are bounded by {@link #commandTimeout()} and throw
@@ -59,6 +60,16 @@ public interface LockBackend extends AutoCloseable {
 
 	/** The bound on every blocking operation. */
 	Duration commandTimeout();
+
+	/**
+	 * The clock-drift allowance subtracted from a lease granted by this storage: the
+	 * holder's local deadline is the send time of the acquire (or renewal) plus the lease
+	 * minus this, so it never lies after the storage's own expiry. Default: 1% of the
+	 * lease plus 2 ms, as in the Redlock reference.
+	 */
+	default long driftNanos(long leaseNanos) {
+		return leaseNanos / 100 + 2_000_000L;
+	}
 
 	/**
 	 * Readies the notification channel (e.g. connects it); may block up to the command

@@ -260,7 +260,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		long cap = (this.maxHoldNanos != Long.MAX_VALUE) ? sent + this.maxHoldNanos : Long.MAX_VALUE;
 		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
 		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
-				grantedNanos, cap, held, this);
+				grantedNanos, cap, held, this, this.backend::driftNanos);
 		this.leases.add(lease);
 		this.watchdog.wake(lease);
 		return lease;

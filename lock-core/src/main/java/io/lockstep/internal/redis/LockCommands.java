@@ -39,6 +39,9 @@ public final class LockCommands implements AutoCloseable {
 
 	public static final RedisScript<Long> CHECK = script("check", Long.class);
 
+	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
+	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
+
 	private static final byte[][] NO_KEYS = new byte[0][];
 
 	private final AbstractRedisClient client;
@@ -96,6 +99,22 @@ public final class LockCommands implements AutoCloseable {
 
 	public Duration timeout() {
 		return this.timeout;
+	}
+
+	/**
+	 * Whether the connection is open already, so that a command is sent without blocking
+	 * (Lettuce reconnects it by itself from then on).
+	 */
+	public boolean isConnected() {
+		return this.async != null;
+	}
+
+	/**
+	 * Connects now if not connected yet; blocks up to the client's connect timeout.
+	 * @throws LockException if Redis cannot be reached
+	 */
+	public void open() {
+		async();
 	}
 
 	/** Runs a script and returns the future of its reply; never blocks. */
@@ -161,6 +180,19 @@ public final class LockCommands implements AutoCloseable {
 	public long pttl(String key) {
 		return await(async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
 				"read the lease of '" + key + "'");
+	}
+
+	/**
+	 * The remaining lease of a key in ms (negative when it does not exist); never blocks
+	 * once connected.
+	 */
+	public CompletableFuture<Long> pttlAsync(String key) {
+		try {
+			return async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
+		}
+		catch (LockException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	public <T> T await(CompletableFuture<T> future, String what) {

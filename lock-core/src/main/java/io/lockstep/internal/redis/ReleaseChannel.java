@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -35,7 +36,7 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private final Duration timeout;
 
-	private volatile Consumer<String> listener = (key) -> {
+	private volatile BiConsumer<String, String> listener = (key, message) -> {
 	};
 
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
@@ -60,11 +61,23 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	public void onRelease(Consumer<String> listener) {
+		this.listener = (key, message) -> listener.accept(key);
+	}
+
+	/**
+	 * Like {@link #onRelease} but also told the message ({@code release.lua}'s ARGV[2]).
+	 */
+	public void onMessage(BiConsumer<String, String> listener) {
 		this.listener = listener;
 	}
 
 	public boolean notifies() {
 		return !this.refused;
+	}
+
+	/** Whether {@link #subscribe} sends now (the connection is open and not refused). */
+	public boolean isConnected() {
+		return this.connection != null && !this.refused && !this.closed;
 	}
 
 	/** Opens the connection if needed; blocks at most the command timeout. */
@@ -155,12 +168,14 @@ public final class ReleaseChannel implements AutoCloseable {
 			current.addListener(new RedisPubSubAdapter<>() {
 				@Override
 				public void message(byte[] channel, byte[] message) {
-					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8));
+					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8),
+							new String(message, StandardCharsets.UTF_8));
 				}
 
 				@Override
 				public void smessage(byte[] channel, byte[] message) {
-					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8));
+					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8),
+							new String(message, StandardCharsets.UTF_8));
 				}
 			});
 			this.connection = current;

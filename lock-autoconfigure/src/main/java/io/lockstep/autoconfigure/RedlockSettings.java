@@ -1,0 +1,53 @@
+package io.lockstep.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lettuce.core.RedisURI;
+import io.lockstep.redlock.Redlock;
+
+/**
+ * Turns {@code lockstep.redlock.*} into a {@link Redlock}, failing start-up with a
+ * message naming the property that is wrong.
+ */
+final class RedlockSettings {
+
+	private RedlockSettings() {
+	}
+
+	static Redlock redlock(LockstepProperties.Redlock properties) {
+		List<String> values = properties.getNodes();
+		if (values.size() < 3) {
+			throw new IllegalStateException("lockstep.redlock.nodes must list at least 3 independent Redis masters "
+					+ "for Redlock (quorum N/2+1), got " + values.size() + ": " + values);
+		}
+		List<RedisURI> nodes = new ArrayList<>();
+		for (int i = 0; i < values.size(); i++) {
+			String value = values.get(i);
+			try {
+				nodes.add(RedisURI.create(value.trim()));
+			}
+			catch (RuntimeException ex) {
+				throw new IllegalStateException("lockstep.redlock.nodes[" + i
+						+ "] is not a Redis URI (redis://host:port): '" + value + "' (" + ex.getMessage() + ")");
+			}
+		}
+		double factor = properties.getClockDriftFactor();
+		if (factor < 0 || factor > 0.5) {
+			throw new IllegalStateException(
+					"lockstep.redlock.clock-drift-factor must be between 0 and 0.5, got " + factor);
+		}
+		if (properties.getNodeTimeout() == null || properties.getNodeTimeout().isNegative()
+				|| properties.getNodeTimeout().isZero()) {
+			throw new IllegalStateException(
+					"lockstep.redlock.node-timeout must be positive, got " + properties.getNodeTimeout());
+		}
+		try {
+			return Redlock.nodes(nodes).clockDriftFactor(factor).nodeTimeout(properties.getNodeTimeout());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalStateException("lockstep.redlock.nodes: " + ex.getMessage());
+		}
+	}
+
+}

@@ -1,0 +1,109 @@
+package io.lockstep.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.lockstep.LockHandle;
+import io.lockstep.LockTemplate;
+import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code lockstep.redlock.*}: Redlock instead of the single master of
+ * {@code spring.data.redis.*}, and clear start-up errors naming the property.
+ */
+@RedisTest
+class RedlockAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class));
+
+	@Test
+	void redlockNodesTurnOnRedlockInsteadOfTheSingleMaster(RedisFixture fixture) {
+		RedisNode single = fixture.standalone();
+		List<RedisNode> masters = fixture.masters(3, "--appendonly", "yes");
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.port=" + single.port(),
+					"lockstep.redlock.nodes=" + masters.get(0).uri() + "," + masters.get(1).uri() + ","
+							+ masters.get(2).uri(),
+					"lockstep.redlock.clock-drift-factor=0.02", "lockstep.redlock.node-timeout=300ms")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(RedisLockTemplate.class);
+				LockstepProperties.Redlock properties = context.getBean(LockstepProperties.class).getRedlock();
+				assertThat(properties.getClockDriftFactor()).isEqualTo(0.02);
+				assertThat(properties.getNodeTimeout()).isEqualTo(Duration.ofMillis(300));
+				RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+				LockBackend backend = locks.engine().backend();
+				assertThat(backend.getClass().getSimpleName()).isEqualTo("RedlockBackend");
+				// 2% of a 1 s lease + 2 ms
+				assertThat(backend.driftNanos(Duration.ofSeconds(1).toNanos())).isEqualTo(22_000_000L);
+				try (LockHandle lock = locks.acquire("redlock")) {
+					assertThat(masters).allMatch((node) -> (Long) node.call("EXISTS", "lockstep:redlock") == 1L);
+					assertThat(single.call("EXISTS", "lockstep:redlock")).isEqualTo(0L);
+					assertThat(lock.isHeld()).isTrue();
+				}
+			});
+	}
+
+	@Test
+	void redlockNeedsNoRedisConnectionFactory(RedisFixture fixture) {
+		List<RedisNode> masters = fixture.masters(3, "--appendonly", "yes");
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
+			.withPropertyValues("lockstep.redlock.nodes[0]=" + masters.get(0).uri(),
+					"lockstep.redlock.nodes[1]=" + masters.get(1).uri(),
+					"lockstep.redlock.nodes[2]=" + masters.get(2).uri())
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(LockTemplate.class);
+				assertThat(context.getBean(LockTemplate.class).tryExecute("no-factory", LockHandle::key))
+					.contains("lockstep:no-factory");
+			});
+	}
+
+	@Test
+	void aNodeThatIsNotARedisUriFailsStartUpNamingTheProperty() {
+		this.contextRunner
+			.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,http://nowhere")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("lockstep.redlock.nodes[2] is not a Redis URI"));
+	}
+
+	@Test
+	void aNodeListedTwiceFailsStartUpNamingTheProperty() {
+		this.contextRunner
+			.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:1")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("lockstep.redlock.nodes")
+				.hasMessageContaining("redis://127.0.0.1:1 is listed twice"));
+	}
+
+	@Test
+	void aClockDriftFactorOutOfRangeFailsStartUpNamingTheProperty() {
+		this.contextRunner
+			.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,redis://127.0.0.1:3",
+					"lockstep.redlock.clock-drift-factor=2")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("lockstep.redlock.clock-drift-factor must be between 0 and 0.5"));
+	}
+
+	@Test
+	void withoutRedlockNodesTheSingleMasterIsUsed(RedisNode single) {
+		this.contextRunner.withPropertyValues("spring.data.redis.port=" + single.port()).run((context) -> {
+			LockBackend backend = context.getBean(RedisLockTemplate.class).engine().backend();
+			assertThat(backend.getClass().getSimpleName()).isEqualTo("RedisBackend");
+		});
+	}
+
+}

@@ -1,0 +1,173 @@
+package io.lockstep.redlock;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongUnaryOperator;
+
+import io.lockstep.LockException;
+import io.lockstep.internal.engine.LockBackend.Attempt;
+import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.redis.LockCommands;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redlock's acquire: the same owner token and lease sent to every node at once
+ * ({@code acquire-all.lua}); acquired when a quorum granted it, the fencing counters of a
+ * quorum were raised to the lock's token ({@code raise-fence.lua}) and validity is left.
+ * Otherwise undone on every node, and "held" until the majority holder's lease runs out,
+ * or for a random retry delay, or a {@link LockException} when too few nodes answered.
+ */
+final class Acquisitions {
+
+	/** The longest random retry delay after a split vote, as in the Redlock reference. */
+	static final long MAX_RETRY_DELAY_MILLIS = 200;
+
+	private static final Logger logger = LoggerFactory.getLogger(Acquisitions.class);
+
+	private final Nodes nodes;
+
+	private final int quorum;
+
+	private final String fenceKey;
+
+	private final Redlock.Settings settings;
+
+	private final LongUnaryOperator drift;
+
+	Acquisitions(Nodes nodes, String fenceKey, Redlock.Settings settings, LongUnaryOperator drift) {
+		this.nodes = nodes;
+		this.quorum = nodes.quorum();
+		this.fenceKey = fenceKey;
+		this.settings = settings;
+		this.drift = drift;
+	}
+
+	/** One attempt on every node at once. */
+	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		long start = System.nanoTime();
+		List<String> keys = withFenceKeys(id);
+		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
+				this.settings.requirePersistence() ? "1" : "0");
+		Votes<Grant> votes = this.nodes.await(
+				Votes.gather(this.nodes.each((node) -> node
+					.<List<?>>eval(LockCommands.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
+					.thenApply((reply) -> Grant.of(reply, id.size()))), this::acquireDecided),
+				"acquire '" + id.display() + "'");
+		for (int i = 0; i < votes.size(); i++) {
+			if (votes.answered(i)) {
+				this.nodes.get(i).refusing(votes.value(i).refused());
+			}
+		}
+		if (votes.count(Grant::acquired) >= this.quorum) {
+			long[] tokens = highestTokens(votes, id.size());
+			int raised = raiseFences(id, owner, tokens, votes);
+			long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+			long validity = leaseNanos - (System.nanoTime() - start) - this.drift.applyAsLong(leaseNanos);
+			if (raised >= this.quorum && validity > 0) {
+				return Attempt.acquired(tokens);
+			}
+			logger.debug("Redlock acquire of '{}' granted by a quorum but not valid: {} fences raised, validity {} ns",
+					id.display(), raised, validity);
+		}
+		undo(id, owner);
+		return notAcquired(id, votes);
+	}
+
+	/** A quorum granted it, or a quorum is held by others (one owner or several). */
+	private boolean acquireDecided(Votes<Grant> votes) {
+		return votes.count(Grant::acquired) >= this.quorum || votes.count(Grant::held) >= this.quorum;
+	}
+
+	/** The highest token each key got from the nodes that granted the lock. */
+	private static long[] highestTokens(Votes<Grant> votes, int keys) {
+		long[] tokens = new long[keys];
+		for (int i = 0; i < votes.size(); i++) {
+			if (votes.answered(i) && votes.value(i).acquired()) {
+				for (int k = 0; k < keys; k++) {
+					tokens[k] = Math.max(tokens[k], votes.value(i).fencingTokens()[k]);
+				}
+			}
+		}
+		return tokens;
+	}
+
+	/**
+	 * Raises the counters of the nodes that granted the lock to its tokens, where the key
+	 * still holds the owner's token.
+	 * @return the nodes that confirmed it
+	 */
+	private int raiseFences(LockId id, String owner, long[] tokens, Votes<Grant> granted) {
+		List<String> args = new ArrayList<>();
+		args.add(owner);
+		for (long token : tokens) {
+			args.add(Long.toString(token));
+		}
+		List<String> keys = withFenceKeys(id);
+		List<CompletableFuture<Long>> replies = new ArrayList<>();
+		for (int i = 0; i < this.nodes.size(); i++) {
+			replies.add((granted.answered(i) && granted.value(i).acquired())
+					? this.nodes.get(i).eval(LockCommands.RAISE_FENCE, keys, args, false, this.nodes.nodeTimeout())
+					: CompletableFuture.completedFuture(0L));
+		}
+		Votes<Long> raised = this.nodes.await(
+				Votes.gather(replies, (sofar) -> sofar.count((count) -> count == id.size()) >= this.quorum),
+				"raise the fencing counters of '" + id.display() + "'");
+		return raised.count((count) -> count == id.size());
+	}
+
+	private Attempt notAcquired(LockId id, Votes<Grant> votes) {
+		Map<String, List<Long>> byHolder = new HashMap<>();
+		int blocking = Integer.MAX_VALUE;
+		for (int i = 0; i < votes.size(); i++) {
+			if (votes.answered(i) && votes.value(i).held()) {
+				Grant grant = votes.value(i);
+				byHolder.computeIfAbsent(grant.holder(), (holder) -> new ArrayList<>()).add(grant.holderTtl());
+				blocking = Math.min(blocking, grant.blockingIndex());
+			}
+		}
+		blocking = (blocking == Integer.MAX_VALUE) ? 0 : blocking;
+		for (List<Long> ttls : byHolder.values()) {
+			if (ttls.size() >= this.quorum) {
+				// one owner holds a quorum: until its release, or until that quorum's
+				// leases may have run out
+				long[] values = ttls.stream().mapToLong(Long::longValue).toArray();
+				return Attempt.held(Votes.largest(values, this.quorum, -1), blocking);
+			}
+		}
+		int answered = votes.count(Grant::acquired) + votes.count(Grant::held);
+		if (answered >= this.quorum) {
+			// a split vote, or a grant that was no longer valid: retry after a random
+			// delay, so that contenders fall out of step
+			return Attempt.held(ThreadLocalRandom.current().nextLong(1, MAX_RETRY_DELAY_MILLIS + 1), blocking);
+		}
+		throw new LockException(
+				"Redlock could not acquire '" + id.display() + "': only " + answered + " of " + this.nodes.size()
+						+ " nodes answered, a quorum is " + this.quorum + " (" + this.nodes.failures(votes) + ")");
+	}
+
+	/**
+	 * Undoes an attempt on every node, also those that did not answer, publishing
+	 * nothing: it frees no lock that anyone waits for, and waking the other contenders of
+	 * a split vote at once would only split it again; they retry after their random
+	 * delay. Each node runs it after the attempt's own commands (one connection, in
+	 * order), however late.
+	 */
+	void undo(LockId id, String owner) {
+		for (Node node : this.nodes.all()) {
+			node.eval(LockCommands.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node));
+		}
+	}
+
+	private List<String> withFenceKeys(LockId id) {
+		List<String> keys = new ArrayList<>(id.keys());
+		id.keys().forEach((key) -> keys.add(this.fenceKey));
+		return keys;
+	}
+
+}

@@ -1,0 +1,183 @@
+package io.lockstep.redlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.LockException;
+import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.ReleaseChannel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * One independent Redis master of a Redlock: its own lock connection
+ * ({@link LockCommands}) and its own release notifications ({@link ReleaseChannel}).
+ *
+ * <p>
+ * Commands never block the caller: until the connection is open they queue, in order, on
+ * a connecting thread, so that a node that is down or paused while connecting only costs
+ * its own vote. Commands to one node always reach it in the order they were sent (one
+ * connection, one queue), so the release that undoes an acquire runs after it, however
+ * late both run. A command whose caller stopped waiting is dropped before it is sent,
+ * except a release, which is always sent.
+ */
+final class Node implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(Node.class);
+
+	private final String name;
+
+	private final LockCommands commands;
+
+	private final ReleaseChannel channel;
+
+	private final Executor connector;
+
+	/** The tail of the commands waiting for the connection; guarded by {@code this}. */
+	private CompletableFuture<Void> queue = CompletableFuture.completedFuture(null);
+
+	private volatile boolean refusing;
+
+	Node(String name, AbstractRedisClient client, Duration commandTimeout, Executor connector) {
+		this.name = name;
+		this.commands = new LockCommands(client, commandTimeout);
+		this.channel = new ReleaseChannel(client, commandTimeout);
+		this.connector = connector;
+	}
+
+	/** {@code redis://host:port}, or the node's position when only a client was given. */
+	String name() {
+		return this.name;
+	}
+
+	boolean isConnected() {
+		return this.commands.isConnected();
+	}
+
+	/** Starts connecting in the background, if not connected yet. */
+	void connect() {
+		if (!isConnected()) {
+			run((commands) -> {
+				commands.open();
+				return CompletableFuture.completedFuture(null);
+			}, false, this.commands.timeout());
+		}
+	}
+
+	/** Runs a script on this node; the reply fails after {@code timeout}. */
+	<T> CompletableFuture<T> eval(RedisScript<?> script, List<String> keys, List<String> args, boolean always,
+			Duration timeout) {
+		return run((commands) -> commands.evalAsync(script, keys, args), always, timeout);
+	}
+
+	CompletableFuture<Long> pttl(String key, Duration timeout) {
+		return run((commands) -> commands.pttlAsync(key), false, timeout);
+	}
+
+	/**
+	 * @param always whether to send the command even when its caller stopped waiting (a
+	 * release)
+	 */
+	private <T> CompletableFuture<T> run(Function<LockCommands, CompletableFuture<T>> command, boolean always,
+			Duration timeout) {
+		CompletableFuture<T> reply = new CompletableFuture<>();
+		synchronized (this) {
+			if (this.queue.isDone() && this.commands.isConnected()) {
+				send(command, reply);
+			}
+			else {
+				this.queue = this.queue.handleAsync((ignored, failure) -> {
+					if (always || !reply.isDone()) {
+						send(command, reply);
+					}
+					return null;
+				}, this.connector);
+			}
+		}
+		return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+	}
+
+	private <T> void send(Function<LockCommands, CompletableFuture<T>> command, CompletableFuture<T> reply) {
+		CompletableFuture<T> sent;
+		try {
+			sent = command.apply(this.commands);
+		}
+		catch (RuntimeException ex) {
+			reply.completeExceptionally(ex);
+			return;
+		}
+		sent.whenComplete((value, failure) -> {
+			if (failure != null) {
+				reply.completeExceptionally(failure);
+			}
+			else {
+				reply.complete(value);
+			}
+		});
+		// a reply that timed out ends the command too, so that no retry (EVAL after
+		// NOSCRIPT) is sent after the caller gave up
+		reply.whenComplete((value, failure) -> sent.cancel(false));
+	}
+
+	// --- release notifications
+	// -------------------------------------------------------------
+
+	ReleaseChannel channel() {
+		return this.channel;
+	}
+
+	/** Opens the notification connection in the background, if not open yet. */
+	CompletableFuture<Void> prepareListening() {
+		if (this.channel.isConnected() || !this.channel.notifies()) {
+			return CompletableFuture.completedFuture(null);
+		}
+		return CompletableFuture.runAsync(this.channel::prepare, this.connector);
+	}
+
+	/** Subscribes to the key's releases; fails at once while not connected. */
+	CompletableFuture<?> listen(String key) {
+		if (!this.channel.isConnected()) {
+			return CompletableFuture.failedFuture(new LockException(this.name + " is not connected for notifications"));
+		}
+		return this.channel.subscribe(key);
+	}
+
+	// --- the restart rule
+	// ------------------------------------------------------------------
+
+	/**
+	 * The node refused to vote because it does not persist its data: logged once, until
+	 * it persists again.
+	 */
+	void refusing(boolean refusing) {
+		if (refusing && !this.refusing) {
+			logger
+				.error("Redlock node {} does not persist its data (INFO persistence: aof_enabled:0): it takes no part "
+						+ "in any lock until it runs with appendonly yes (appendfsync always), because a node that "
+						+ "restarts empty could grant a lock that a quorum still holds", this.name);
+		}
+		else if (!refusing && this.refusing) {
+			logger.info("Redlock node {} persists its data again and takes part in locks", this.name);
+		}
+		this.refusing = refusing;
+	}
+
+	@Override
+	public void close() {
+		this.channel.close();
+		this.commands.close();
+	}
+
+	@Override
+	public String toString() {
+		return this.name;
+	}
+
+}

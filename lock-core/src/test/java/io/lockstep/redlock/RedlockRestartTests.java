@@ -1,0 +1,143 @@
+package io.lockstep.redlock;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import io.lockstep.LockException;
+import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * The restart rule: nodes must persist their data. A node without {@code appendonly yes}
+ * takes no part in locks, and a lock survives a crash and restart of a majority of its
+ * nodes. The control shows what the rule prevents: with nodes that restart empty, a
+ * second client gets the lock while the first still holds it.
+ */
+@RedisTest
+class RedlockRestartTests {
+
+	private static final Duration LEASE = Duration.ofSeconds(5);
+
+	@Test
+	void nodesThatDoNotPersistTakeNoPartInLocks(RedisFixture fixture) {
+		List<RedisNode> volatileNodes = fixture.masters(3);
+		List<RedisNode> persistent = RedlockNodes.persistent(fixture, 2);
+		List<RedisNode> nodes = new ArrayList<>(volatileNodes);
+		nodes.addAll(persistent);
+		try (RedisLockTemplate locks = template(nodes, true)) {
+			assertThatExceptionOfType(LockException.class).isThrownBy(() -> locks.tryAcquire("ledger"))
+				.satisfies((ex) -> System.out.printf("Redlock, 3 of 5 nodes without appendonly: %s%n", ex.getMessage()))
+				.withMessageContaining("only 2 of 5 nodes answered")
+				.withMessageContaining(volatileNodes.get(0).uri() + ": refused, it does not persist its data");
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
+					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:ledger"))))
+				.as("lock key left behind")
+				.isTrue();
+		}
+		// with 2 of 5 not persisting, the 3 that do are a quorum, and only they vote
+		List<RedisNode> mostlyPersistent = new ArrayList<>(volatileNodes.subList(0, 2));
+		mostlyPersistent.addAll(persistent);
+		mostlyPersistent.add(RedlockNodes.persistent(fixture, 1).get(0));
+		try (RedisLockTemplate locks = template(mostlyPersistent, true);
+				LockHandle lock = locks.tryAcquire("ledger").orElseThrow()) {
+			assertThat(mostlyPersistent).extracting((node) -> RedlockNodes.has(node, "lockstep:ledger"))
+				.containsExactly(false, false, true, true, true);
+			assertThat(lock.isHeld()).isTrue();
+		}
+	}
+
+	@Test
+	void aLockSurvivesACrashAndRestartOfAMajorityOfItsNodes(RedisFixture fixture) {
+		List<RedisNode> nodes = fixture.masters(5, "--appendonly", "yes", "--appendfsync", "always");
+		try (RedisLockTemplate first = template(nodes, true); RedisLockTemplate second = template(nodes, true)) {
+			second.tryAcquire("warm-up").orElseThrow().close();
+			LockHandle held = first.acquire("job");
+			for (RedisNode node : nodes.subList(0, 3)) {
+				node.restart(); // SIGKILL, then a new process on the same port and folder
+			}
+			assertThat(nodes.subList(0, 3)).allMatch((node) -> RedlockNodes.has(node, "lockstep:job"));
+			Optional<LockHandle> other = whenAnswered(() -> second.tryAcquire("job"));
+			System.out.printf("Redlock, 3 of 5 persistent nodes SIGKILLed and restarted while held: second client "
+					+ "acquired: %s, first still holds: %s%n", other.isPresent(), held.isHeld());
+			assertThat(other).as("a second owner got the lock").isEmpty();
+			assertThat(held.isHeld()).isTrue();
+			held.close(); // a quorum deleted it: no LockLostException
+			assertThat(whenAnswered(() -> second.tryAcquire("job"))).isPresent().get().satisfies(LockHandle::close);
+		}
+	}
+
+	@Test
+	void withoutTheRuleARestartedMajorityGrantsTheLockTwice(RedisFixture fixture) {
+		List<RedisNode> nodes = fixture.masters(5);
+		try (RedisLockTemplate first = template(nodes, false); RedisLockTemplate second = template(nodes, false)) {
+			second.tryAcquire("warm-up").orElseThrow().close();
+			long acquired = System.nanoTime();
+			LockHandle held = first.acquire("job");
+			for (RedisNode node : nodes.subList(0, 3)) {
+				node.restart(); // starts empty
+			}
+			Optional<LockHandle> other = whenAnswered(() -> second.tryAcquire("job"));
+			long sinceFirstMillis = (System.nanoTime() - acquired) / 1_000_000;
+			System.out.printf(
+					"Redlock control (nodes without persistence, rule off): second client acquired %d ms "
+							+ "after the first, within its %d ms lease: %s%n",
+					sinceFirstMillis, LEASE.toMillis(), other.isPresent());
+			assertThat(other).as("the hazard the rule prevents").isPresent();
+			assertThat(sinceFirstMillis).isLessThan(LEASE.toMillis() / 2);
+			other.get().close();
+			try {
+				held.close();
+			}
+			catch (LockLostException ex) {
+				// expected: its keys on the restarted nodes were gone
+			}
+		}
+	}
+
+	private static RedisLockTemplate template(List<RedisNode> nodes, boolean requirePersistence) {
+		return RedlockNodes.on(nodes)
+			.nodeTimeout(Duration.ofMillis(300))
+			.requirePersistence(requirePersistence)
+			.builder()
+			.leaseTime(LEASE)
+			.commandTimeout(Duration.ofSeconds(1))
+			.build();
+	}
+
+	/**
+	 * Calls until the nodes answer (the clients reconnect to restarted nodes on their
+	 * own), at most 10 s.
+	 */
+	private static <T> T whenAnswered(Supplier<T> call) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (true) {
+			try {
+				return call.get();
+			}
+			catch (LockException ex) {
+				if (System.nanoTime() - deadline > 0) {
+					throw ex;
+				}
+				try {
+					Thread.sleep(20); // a retry backoff, not synchronisation
+				}
+				catch (InterruptedException interrupted) {
+					Thread.currentThread().interrupt();
+					throw ex;
+				}
+			}
+		}
+	}
+
+}

@@ -1,0 +1,95 @@
+package io.lockstep.redlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
+import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockId;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The validity rule: acquired only while {@code lease - elapsed - drift} is positive, and
+ * the holder's local deadline is that validity's end.
+ */
+@RedisTest
+class RedlockValidityTests {
+
+	@Test
+	void notAcquiredWhenTheQuorumAnswersAfterTheValidityTime(RedisFixture fixture) throws Exception {
+		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 5);
+		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+		try (RedisLockTemplate locks = RedlockNodes.on(nodes)
+			.nodeTimeout(Duration.ofSeconds(5))
+			.builder()
+			.commandTimeout(Duration.ofSeconds(10))
+			.build()) {
+			locks.tryAcquire("warm-up").orElseThrow().close();
+			LockBackend backend = locks.engine().backend();
+			String owner = "0123456789abcdef0123456789abcdef";
+			// the fault: 3 nodes answer 400 ms late, so the quorum answers after a 300 ms
+			// lease; their keys are fresh (the fence write-back finds them), only the
+			// validity rule can refuse
+			for (RedisNode node : nodes.subList(0, 3)) {
+				node.pause();
+			}
+			ScheduledFuture<?> resumed = scheduler.schedule(() -> nodes.subList(0, 3).forEach(RedisNode::resume), 400,
+					TimeUnit.MILLISECONDS);
+			long start = System.nanoTime();
+			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:late"), owner, 300, 0);
+			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+			resumed.get(10, TimeUnit.SECONDS);
+			System.out.printf("Redlock, lease 300 ms, quorum answered after %d ms: acquired %s, retry in %d ms%n",
+					elapsedMillis, attempt.acquired(), attempt.holderTtlMillis());
+			assertThat(elapsedMillis).isGreaterThan(300);
+			assertThat(attempt.acquired()).isFalse();
+			assertThat(attempt.holderTtlMillis()).isBetween(1L, Acquisitions.MAX_RETRY_DELAY_MILLIS);
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
+					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:late"))))
+				.as("lock key left behind")
+				.isTrue();
+			// the same owner, on time, is granted it
+			LockBackend.Attempt valid = backend.tryAcquire(LockId.of("lockstep:late"), owner, 10_000, 0);
+			assertThat(valid.acquired()).isTrue();
+			assertThat(backend.release(LockId.of("lockstep:late"), owner)).isEqualTo(1);
+		}
+		finally {
+			scheduler.shutdownNow();
+		}
+	}
+
+	@Test
+	void theLocalDeadlineIsTheEndOfTheValidityTime(RedisFixture fixture) {
+		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 5);
+		Duration lease = Duration.ofSeconds(10);
+		try (RedisLockTemplate locks = RedlockNodes.on(nodes).clockDriftFactor(0.1).builder().build()) {
+			locks.tryAcquire("warm-up").orElseThrow().close();
+			long before = System.nanoTime();
+			try (LockHandle lock = locks.withLeaseTime(lease).acquire("valid")) {
+				LockInfo info = locks.heldLocks().get(0);
+				long elapsed = System.nanoTime() - before;
+				long drift = lease.toNanos() / 10 + 2_000_000;
+				long validity = lease.toNanos() - drift;
+				long remaining = info.leaseRemaining().toNanos();
+				System.out.printf(
+						"Redlock, lease %d ms, drift factor 0.1: drift %d ms, local lease left %.1f ms "
+								+ "(validity %d ms minus the %.1f ms the acquire took, at most)%n",
+						lease.toMillis(), drift / 1_000_000, remaining / 1e6, validity / 1_000_000, elapsed / 1e6);
+				assertThat(remaining).isLessThanOrEqualTo(validity).isGreaterThanOrEqualTo(validity - elapsed);
+				assertThat(lock.isHeld()).isTrue();
+			}
+		}
+	}
+
+}
