@@ -41,7 +41,7 @@ class LeaseStateMachineTests {
 
 	private static final int KEYS = 64;
 
-	private static final Duration LEASE = Duration.ofMillis(300);
+	private static final Duration LEASE = Duration.ofMillis(600);
 
 	/** GET and DEL in one step, so the test knows whose key it deleted. */
 	private static final String TAKE = "local v = redis.call('GET', KEYS[1]) if v then redis.call('DEL', KEYS[1]) end "
@@ -53,6 +53,7 @@ class LeaseStateMachineTests {
 		RedisClient client = TestLocks.client(redis);
 		Set<Long> deletedFromOutside = ConcurrentHashMap.newKeySet();
 		Map<Long, AtomicInteger> events = new ConcurrentHashMap<>();
+		Set<Long> conservative = ConcurrentHashMap.newKeySet();
 		Set<Long> lostAtClose = ConcurrentHashMap.newKeySet();
 		AtomicInteger acquisitions = new AtomicInteger();
 		AtomicInteger renewedHolds = new AtomicInteger();
@@ -66,8 +67,12 @@ class LeaseStateMachineTests {
 			.leaseTime(LEASE)
 			.commandTimeout(LEASE.dividedBy(3))
 			.waitTime(Duration.ofSeconds(2))
-			.lockLostListener((event) -> events.computeIfAbsent(event.getFencingToken(), (f) -> new AtomicInteger())
-				.incrementAndGet())
+			.lockLostListener((event) -> {
+				events.computeIfAbsent(event.getFencingToken(), (f) -> new AtomicInteger()).incrementAndGet();
+				if (event.getReason().contains("by the local clock")) {
+					conservative.add(event.getFencingToken());
+				}
+			})
 			.build()) {
 			Future<?> chaos = pool.submit(() -> chaos(redis, deletedFromOutside, pauses, done));
 			CountDownLatch workers = new CountDownLatch(THREADS);
@@ -95,21 +100,29 @@ class LeaseStateMachineTests {
 			Set<Long> reported = ConcurrentHashMap.newKeySet();
 			reported.addAll(lostAtClose);
 			reported.addAll(events.keySet());
-			long falseLosses = reported.stream().filter((fence) -> !deletedFromOutside.contains(fence)).count();
+			// a lease that no renewal confirmed in time (a starved client) is given up on
+			// by the
+			// local clock: conservative, counted apart
+			long falseLosses = reported.stream()
+				.filter((fence) -> !deletedFromOutside.contains(fence) && !conservative.contains(fence))
+				.count();
 			long missedLosses = deletedFromOutside.stream().filter((fence) -> !lostAtClose.contains(fence)).count();
 			long toldTwice = events.values().stream().filter((count) -> count.get() > 1).count();
 			int leaked = locks.heldLocks().size() + locks.engine().registered();
 			System.out.printf(
 					"lease state machine: %,d acquisitions (%,d renewed at least once, %,d re-entered, %,d wait "
 							+ "timeouts), %,d keys deleted from outside, %d Redis pauses -> %d false losses, %d missed "
-							+ "losses, %d losses told twice, %d leaked held-lock entries, %d threads left holding%n",
+							+ "losses, %d losses told twice, %d leaked held-lock entries, %d threads left holding (%d "
+							+ "conservative local-clock expiries)%n",
 					ACQUISITIONS, renewedHolds.get(), reentries.get(), timeouts.get(), deletedFromOutside.size(),
-					pauses.get(), falseLosses, missedLosses, toldTwice, leaked, leftOnThreads.get());
+					pauses.get(), falseLosses, missedLosses, toldTwice, leaked, leftOnThreads.get(),
+					conservative.size());
 			assertThat(deletedFromOutside).as("keys deleted from outside").hasSizeGreaterThan(100);
 			assertThat(renewedHolds.get()).as("holds that outlived a renewal").isGreaterThan(100);
 			assertThat(falseLosses).as("losses reported for keys nobody deleted").isZero();
 			assertThat(missedLosses).as("keys deleted from outside whose loss was not reported").isZero();
 			assertThat(toldTwice).isZero();
+			assertThat(conservative.size()).as("conservative expiries").isLessThan(ACQUISITIONS / 200);
 			assertThat(leaked).as("held-lock entries left").isZero();
 			assertThat(leftOnThreads.get()).isZero();
 			assertThat(locks.leasesLost()).isEqualTo(reported.size());
@@ -143,7 +156,7 @@ class LeaseStateMachineTests {
 				}
 			}
 			// mostly short holds; some span one or more renewals (every lease/3)
-			long holdMillis = (random.nextInt(20) == 0) ? LEASE.toMillis() / 2 + random.nextInt(150)
+			long holdMillis = (random.nextInt(32) == 0) ? LEASE.toMillis() / 2 + random.nextInt(300)
 					: random.nextInt(6);
 			if (holdMillis > LEASE.toMillis() / 3) {
 				renewedHolds.incrementAndGet();

@@ -59,11 +59,19 @@ class ManyWaitersTests {
 				thread.start();
 			}
 			assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
-			// every waiter registers after one failed attempt; then the hold lasts 2 s
-			// more
-			assertThat(TestLocks.eventually(Duration.ofSeconds(30), () -> locks.engine().keysWaitedFor() == 1
-					&& TestLocks.commandCalls(redis, "evalsha") >= WAITERS + 1))
-				.isTrue();
+			// every waiter tries, registers and tries once more before it parks: wait
+			// until
+			// no script ran for 500 ms (all parked), then the hold lasts 2 s more
+			long[] last = { -1, System.nanoTime() };
+			assertThat(TestLocks.eventually(Duration.ofSeconds(60), () -> {
+				long now = TestLocks.commandCalls(redis, "evalsha");
+				if (now != last[0]) {
+					last[0] = now;
+					last[1] = System.nanoTime();
+				}
+				return now >= 2L * WAITERS && System.nanoTime() - last[1] > TimeUnit.MILLISECONDS.toNanos(500);
+			})).isTrue();
+			System.out.printf("%d waiters parked after %d scripts%n", WAITERS, last[0]);
 			long before = TestLocks.commandCalls(redis, "evalsha");
 			TestLocks.eventually(Duration.ofSeconds(2), () -> false); // the hold
 			long duringHold = TestLocks.commandCalls(redis, "evalsha") - before;
