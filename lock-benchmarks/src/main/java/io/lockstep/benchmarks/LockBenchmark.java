@@ -58,6 +58,8 @@ public abstract class LockBenchmark {
 
 	private long holderChangesBefore;
 
+	private long iterationStarted;
+
 	volatile boolean measuring;
 
 	/**
@@ -87,14 +89,16 @@ public abstract class LockBenchmark {
 		this.acquisitionsBefore = this.acquisitions.sum();
 		this.holderChangesBefore = this.holderChanges.sum();
 		iterationStarted();
+		this.iterationStarted = System.nanoTime();
 	}
 
 	@TearDown(Level.Iteration)
 	public void endIteration() {
 		if (this.measuring) {
+			long nanos = System.nanoTime() - this.iterationStarted;
 			this.record.add(this.commandsBefore, this.redis.commandCalls(),
 					this.acquisitions.sum() - this.acquisitionsBefore,
-					this.holderChanges.sum() - this.holderChangesBefore);
+					this.holderChanges.sum() - this.holderChangesBefore, nanos);
 		}
 		this.measuring = false;
 	}

@@ -19,14 +19,32 @@ import org.openjdk.jmh.results.RunResult;
  * iterations, the sample-time percentiles (S1), and the fork's {@link TrialRecord}.
  *
  * @param score JMH's primary score ({@code unit})
- * @param min the lowest iteration score
- * @param max the highest iteration score
+ * @param min the lowest iteration score (JMH's)
+ * @param max the highest iteration score (JMH's)
  * @param p50 the median sample (sample-time mode only, else NaN)
  * @param p99 the 99th percentile sample (sample-time mode only, else NaN)
  * @param record what the fork counted; {@code null} if it wrote nothing
  */
 record Outcome(Scenario scenario, String contender, String clients, double score, String unit, double min, double max,
 		double p50, double p99, TrialRecord record) {
+
+	/**
+	 * Acquisitions per wall-clock second over the measurement iterations (see
+	 * {@link LockBenchmark}), or NaN without a record.
+	 */
+	double rate() {
+		return (this.record != null) ? this.record.rate() : Double.NaN;
+	}
+
+	double rateMin() {
+		return (this.record != null)
+				? this.record.rates.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN) : Double.NaN;
+	}
+
+	double rateMax() {
+		return (this.record != null)
+				? this.record.rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN) : Double.NaN;
+	}
 
 	/** Commands per acquisition, or NaN without a record. */
 	double commandsPerAcquisition() {

@@ -28,21 +28,21 @@ record Target(String goal, String measured, String verdict) {
 			.ifPresent((ratio) -> targets
 				.add(new Target("S1 p50 ≤ 1.05× floor", Report.ratio(ratio) + " floor", verdict(ratio <= 1.05))));
 		for (Scenario scenario : List.of(Scenario.S2, Scenario.S5)) {
-			judge.ratioToBestPeer(scenario, Outcome::score)
+			judge.ratioToBestPeer(scenario, Outcome::rate)
 				.ifPresent((ratio) -> targets.add(new Target(scenario + " ≥ every peer",
 						Report.ratio(ratio) + " the best peer", verdict(ratio >= 1.0))));
 		}
-		judge.ratio(Scenario.S3, Outcome::score, "floor")
+		judge.ratio(Scenario.S3, Outcome::rate, "floor")
 			.ifPresent((ratio) -> targets
 				.add(new Target("S3 hand-offs/s ≥ 1.0× floor", Report.ratio(ratio) + " floor", verdict(ratio >= 1.0))));
-		judge.ratio(Scenario.S3, Outcome::score, "redisson")
+		judge.ratio(Scenario.S3, Outcome::rate, "redisson")
 			.ifPresent((ratio) -> targets.add(new Target("S3 hand-offs/s ≥ 1.5× Redisson",
 					Report.ratio(ratio) + " Redisson", verdict(ratio >= 1.5))));
 		judge.ratio(Scenario.S3, Outcome::handOffP50Micros, "redisson")
 			.ifPresent((ratio) -> targets.add(new Target("S3 hand-off p50 ≤ 0.6× Redisson's",
 					Report.ratio(ratio) + " Redisson's", verdict(ratio <= 0.6))));
 		judge.lockstep(Scenario.S4, Clients.SHARED)
-			.map((outcome) -> outcome.score() / 200)
+			.map((outcome) -> outcome.rate() / 200)
 			.ifPresent((efficiency) -> targets.add(new Target("S4 efficiency ≥ 95 %",
 					Metric.Unit.PERCENT.format(efficiency), verdict(efficiency >= 0.95))));
 		judge.lockstep(Scenario.S1, Clients.SHARED)

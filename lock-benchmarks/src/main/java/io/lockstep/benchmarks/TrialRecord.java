@@ -7,15 +7,19 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * What a JMH fork measured besides its score, summed over its measurement iterations:
- * acquisitions, Redis commands by name (from {@code INFO commandstats}), holder changes
- * and hand-off latencies. The fork writes it as a properties file into the folder named
- * by {@value #DIRECTORY_PROPERTY}; {@link BenchmarkRunner} reads it back.
+ * acquisitions and the wall-clock time they took, Redis commands by name (from
+ * {@code INFO commandstats}), holder changes and hand-off latencies. The fork writes it
+ * as a properties file into the folder named by {@value #DIRECTORY_PROPERTY};
+ * {@link BenchmarkRunner} reads it back.
  */
 final class TrialRecord {
 
@@ -33,6 +37,10 @@ final class TrialRecord {
 
 	long holderChanges;
 
+	long nanos;
+
+	final List<Double> rates = new ArrayList<>();
+
 	final Map<String, Long> commands = new TreeMap<>();
 
 	long handOffSamples;
@@ -47,17 +55,30 @@ final class TrialRecord {
 		this.clients = clients;
 	}
 
-	/** Adds one measurement iteration. */
-	void add(Map<String, Long> before, Map<String, Long> after, long acquisitions, long holderChanges) {
+	/**
+	 * Adds one measurement iteration that lasted {@code nanos} from its setup to its
+	 * teardown (all threads in).
+	 */
+	void add(Map<String, Long> before, Map<String, Long> after, long acquisitions, long holderChanges, long nanos) {
 		this.iterations++;
 		this.acquisitions += acquisitions;
 		this.holderChanges += holderChanges;
+		this.nanos += nanos;
+		this.rates.add(acquisitions * 1e9 / nanos);
 		after.forEach((name, calls) -> {
 			long delta = calls - before.getOrDefault(name, 0L);
 			if (delta > 0) {
 				this.commands.merge(name, delta, Long::sum);
 			}
 		});
+	}
+
+	/**
+	 * Acquisitions per second of wall-clock time over the measurement iterations, or NaN
+	 * without any.
+	 */
+	double rate() {
+		return (this.nanos > 0) ? this.acquisitions * 1e9 / this.nanos : Double.NaN;
 	}
 
 	long totalCommands() {
@@ -100,6 +121,9 @@ final class TrialRecord {
 		properties.setProperty("iterations", Long.toString(this.iterations));
 		properties.setProperty("acquisitions", Long.toString(this.acquisitions));
 		properties.setProperty("holderChanges", Long.toString(this.holderChanges));
+		properties.setProperty("nanos", Long.toString(this.nanos));
+		properties.setProperty("rates",
+				this.rates.stream().map((rate) -> Double.toString(rate)).collect(Collectors.joining(",")));
 		properties.setProperty("handOff.samples", Long.toString(this.handOffSamples));
 		properties.setProperty("handOff.p50", Long.toString(this.handOffP50Nanos));
 		properties.setProperty("handOff.p99", Long.toString(this.handOffP99Nanos));
@@ -129,6 +153,12 @@ final class TrialRecord {
 		record.iterations = Long.parseLong(properties.getProperty("iterations"));
 		record.acquisitions = Long.parseLong(properties.getProperty("acquisitions"));
 		record.holderChanges = Long.parseLong(properties.getProperty("holderChanges"));
+		record.nanos = Long.parseLong(properties.getProperty("nanos"));
+		for (String rate : properties.getProperty("rates").split(",")) {
+			if (!rate.isEmpty()) {
+				record.rates.add(Double.parseDouble(rate));
+			}
+		}
 		record.handOffSamples = Long.parseLong(properties.getProperty("handOff.samples"));
 		record.handOffP50Nanos = Long.parseLong(properties.getProperty("handOff.p50"));
 		record.handOffP99Nanos = Long.parseLong(properties.getProperty("handOff.p99"));

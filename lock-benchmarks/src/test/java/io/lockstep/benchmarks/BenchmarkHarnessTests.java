@@ -71,7 +71,7 @@ class BenchmarkHarnessTests {
 			Map<String, Long> before = this.redis.commandCalls();
 			floor.acquire("smoke:count").release();
 			TrialRecord record = new TrialRecord("test", "floor", "shared");
-			record.add(before, this.redis.commandCalls(), 1, 1);
+			record.add(before, this.redis.commandCalls(), 1, 1, 1_000_000);
 			assertThat(record.commands).containsEntry("evalsha", 2L)
 				.containsEntry("set", 1L)
 				.containsEntry("get", 1L)
@@ -133,7 +133,7 @@ class BenchmarkHarnessTests {
 
 	private static Outcome outcome(Scenario scenario, String contender, double score, double p50, long commands) {
 		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
-		record.add(Map.of(), Map.of("evalsha", commands), 1, 1);
+		record.add(Map.of(), Map.of("evalsha", commands), 1, 1, 1_000_000_000);
 		return new Outcome(scenario, contender, "shared", score, "us/op", score, score, p50, p50 * 2, record);
 	}
 
