@@ -19,8 +19,16 @@ import org.openjdk.jmh.runner.IterationType;
 /**
  * What every scenario shares: the contender under test (JMH parameter {@code contender}),
  * the Redis it runs against, the exclusion check, and the bookkeeping of measurement
- * iterations (acquisitions, Redis commands from {@code INFO commandstats}, holder
- * changes) that ends up in a {@link TrialRecord}.
+ * iterations (acquisitions and the wall-clock time from the iteration's setup to its
+ * teardown, Redis commands from {@code INFO commandstats}, holder changes) that ends up
+ * in a {@link TrialRecord}.
+ *
+ * <p>
+ * Why a rate of its own: JMH's throughput adds up per-thread rates, each over the time
+ * that thread spent in its measured loop. When a lock starves some threads (they enter
+ * the loop late, or leave it early), their short windows inflate the sum, up to figures
+ * no lock could reach (above 200/s with a 5 ms critical section). Acquisitions ÷
+ * wall-clock time, all threads in, cannot overstate.
  *
  * <p>
  * Each fork is one trial: it empties Redis and zeroes its statistics first, so commands
