@@ -19,5 +19,8 @@ if [ -n "$(git status --porcelain 2>/dev/null)" ]; then
 fi
 
 classpath="lock-benchmarks/target/classes:$(cat lock-benchmarks/target/classpath.txt)"
-exec java -cp "$classpath" "-Dlockstep.bench.commit=$commit" \
-  io.lockstep.benchmarks.BenchmarkRunner "$@"
+log=lock-benchmarks/target/run-benchmarks.log
+echo "Running; JMH's output goes here and to $log"
+java -cp "$classpath" "-Dlockstep.bench.commit=$commit" \
+  io.lockstep.benchmarks.BenchmarkRunner "$@" 2>&1 | tee "$log"
+exit "${PIPESTATUS[0]}"

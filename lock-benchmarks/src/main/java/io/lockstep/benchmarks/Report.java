@@ -66,8 +66,8 @@ final class Report {
 				+ "\"a client per thread\" = every thread its own client, as if each were an instance of its own.");
 		if (!this.run.failures().isEmpty()) {
 			line();
-			line("**Failed** (no result; the fork threw — see the run's log): " + String.join(", ", this.run.failures())
-					+ ".");
+			line("**Failed** (no result; the fork threw — see `lock-benchmarks/target/run-benchmarks.log`): "
+					+ String.join(", ", this.run.failures()) + ".");
 		}
 		line();
 	}
@@ -214,7 +214,8 @@ final class Report {
 		line("This run: `" + this.run.commandLine() + "`. The script builds `lock-benchmarks` and the modules it "
 				+ "needs with the Maven wrapper (`-pl lock-benchmarks -am`, nothing installed), then runs "
 				+ "`io.lockstep.benchmarks.BenchmarkRunner` in one JVM, which starts the `redis-server`, runs JMH "
-				+ "and writes this page; JMH's own JSON result lands in `lock-benchmarks/target/jmh-result.json`. "
+				+ "and writes this page; JMH's log lands in `lock-benchmarks/target/run-benchmarks.log`, its JSON "
+				+ "result in `lock-benchmarks/target/jmh-result.json`. "
 				+ "`./mvnw verify` only compiles the benchmarks and runs their smoke test "
 				+ "(`BenchmarkHarnessTests`).");
 		line();
