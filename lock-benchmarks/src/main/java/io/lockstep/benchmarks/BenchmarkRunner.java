@@ -57,8 +57,8 @@ public final class BenchmarkRunner {
 		}
 		Map<String, Outcome> outcomes = Outcome.collect(results, settings.records);
 		List<String> failures = failures(settings, outcomes);
-		Report.RunInfo run = new Report.RunInfo(settings.scenarios, settings.contenders, settings.clients,
-				settings.warmup.describe(), settings.measurement.describe(), redisVersion,
+		RunInfo run = new RunInfo(settings.scenarios, settings.contenders, settings.clients, settings.warmup.describe(),
+				settings.measurement.describe(), redisVersion,
 				ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")),
 				elapsed(Duration.ofNanos(System.nanoTime() - started)), loadBefore, Environment.loadAverage(),
 				settings.commandLine(), failures);

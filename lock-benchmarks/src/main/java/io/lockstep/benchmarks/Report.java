@@ -1,14 +1,10 @@
 package io.lockstep.benchmarks;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.stream.Collectors;
-
-import io.lockstep.benchmarks.Scenario.Clients;
 
 /**
  * Writes {@code docs/benchmarks.md} from one run: the summary with ratios to the floor,
@@ -37,7 +33,7 @@ final class Report {
 		summary();
 		peers();
 		targets();
-		details();
+		Details.write(this.out, this.outcomes, this.run);
 		machine();
 		reproduce();
 		Reading.write(this.out, this.outcomes, this.run);
@@ -90,7 +86,7 @@ final class Report {
 			for (String id : contenders) {
 				double value = value(metric, id);
 				String cell = metric.unit().format(value);
-				if (!Double.isNaN(value) && !Double.isNaN(floor) && floor > 0) {
+				if (comparable(value, floor)) {
 					cell += " (" + ratio(value / floor) + ")";
 				}
 				row.add(cell);
@@ -122,7 +118,7 @@ final class Report {
 			double lockstep = value(metric, LOCKSTEP);
 			for (String id : others) {
 				double other = value(metric, id);
-				row.add((Double.isNaN(lockstep) || Double.isNaN(other) || other == 0) ? "–" : ratio(lockstep / other));
+				row.add(comparable(lockstep, other) ? ratio(lockstep / other) : "–");
 			}
 			tableRow(row);
 		}
@@ -136,53 +132,14 @@ final class Report {
 		}
 		line("## Step 7 targets (issue 11), from this run");
 		line();
-		line("One client shared by the threads, as the issue's table was measured. A target judged on one noisy "
-				+ "run is a hint, not a verdict: look at the spread in the details below before trusting a near miss "
-				+ "or a near pass.");
+		line("Lockstep's figures against the targets of issue 11, with one shared client and, for the one-key "
+				+ "scenarios, with a client per thread. A target judged on one noisy run is a hint, not a verdict: "
+				+ "look at the spread in the details below before trusting a near miss or a near pass. Met here: "
+				+ targets.stream().filter((target) -> target.verdict().equals("met")).count() + " of " + targets.size()
+				+ ".");
 		line();
 		tableHead(List.of("target", "measured", "met?"));
 		targets.forEach((target) -> tableRow(List.of(target.goal(), target.measured(), target.verdict())));
-		line();
-	}
-
-	private void details() {
-		line("## Scenarios in detail");
-		line();
-		line("Acquisitions/s = acquisitions ÷ wall-clock time of the measurement iterations, all threads in "
-				+ "(spread = lowest–highest iteration). The summary uses it rather than JMH's score, which adds up "
-				+ "per-thread rates over each thread's own measured window and overstates when a lock starves "
-				+ "threads; JMH's score is shown here for reference (for S1: the mean sampled pair time). "
-				+ "Acquisitions, commands and hand-offs cover the measurement iterations only. Holder changes = "
-				+ "share of acquisitions that went to another thread than the previous one (single-key scenarios).");
-		for (Scenario scenario : this.run.scenarios()) {
-			line();
-			line("### " + scenario + " — " + scenario.description());
-			line();
-			tableHead(List.of("contender", "clients", "acquisitions/s", "spread", "JMH score", "p50 / p99",
-					"acquisitions", "commands / acq.", "subscribe / acq.", "holder changes",
-					"commands per acquisition, by name"));
-			for (String id : this.run.contenders()) {
-				for (String clients : scenario.clients()) {
-					if (!this.run.clients().contains(clients)) {
-						continue;
-					}
-					Optional<Outcome> found = outcome(scenario, id, clients);
-					if (found.isEmpty()) {
-						tableRow(List.of(Contenders.of(id).title(), clients, "failed", "", "", "", "", "", "", "", ""));
-						continue;
-					}
-					Outcome outcome = found.get();
-					tableRow(List.of(Contenders.of(id).title(), clients, Metric.Unit.RATE.format(outcome.rate()),
-							number(outcome.rateMin()) + "–" + number(outcome.rateMax()), score(outcome),
-							percentiles(outcome),
-							(outcome.record() != null)
-									? String.format(Locale.ROOT, "%,d", outcome.record().acquisitions) : "–",
-							Metric.Unit.COUNT.format(outcome.commandsPerAcquisition()),
-							Metric.Unit.COUNT.format(outcome.subscriptionsPerAcquisition()), holderChanges(outcome),
-							byName(outcome)));
-				}
-			}
-		}
 		line();
 	}
 
@@ -234,41 +191,12 @@ final class Report {
 		return Optional.ofNullable(this.outcomes.get(Outcome.key(scenario, contender, clients)));
 	}
 
-	private static String score(Outcome outcome) {
-		return number(outcome.score()) + " " + outcome.unit().replace("us/", "µs/");
-	}
-
-	private static String percentiles(Outcome outcome) {
-		if (outcome.scenario() == Scenario.S1) {
-			return Metric.Unit.MICROS.format(outcome.p50()) + " / " + Metric.Unit.MICROS.format(outcome.p99());
-		}
-		if (outcome.scenario() == Scenario.S3) {
-			return Metric.Unit.MICROS.format(outcome.handOffP50Micros()) + " / "
-					+ Metric.Unit.MICROS.format(outcome.handOffP99Micros()) + " (hand-off)";
-		}
-		return "";
-	}
-
-	private static String holderChanges(Outcome outcome) {
-		boolean singleKey = outcome.scenario() == Scenario.S3 || outcome.scenario() == Scenario.S4;
-		if (!singleKey || outcome.record() == null || outcome.record().acquisitions == 0) {
-			return "";
-		}
-		return String.format(Locale.ROOT, "%.0f %%",
-				100.0 * outcome.record().holderChanges / outcome.record().acquisitions);
-	}
-
-	private static String byName(Outcome outcome) {
-		TrialRecord record = outcome.record();
-		if (record == null || record.acquisitions == 0) {
-			return "–";
-		}
-		return record.commands.entrySet()
-			.stream()
-			.sorted(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder()))
-			.map((entry) -> String.format(Locale.ROOT, "%s %.2f", entry.getKey(),
-					(double) entry.getValue() / record.acquisitions))
-			.collect(Collectors.joining(" · "));
+	/**
+	 * Whether {@code value ÷ divisor} says something: both known, and the divisor not a
+	 * count that rounds to 0.00 (a ratio of two near-zeros is noise).
+	 */
+	static boolean comparable(double value, double divisor) {
+		return !Double.isNaN(value) && !Double.isNaN(divisor) && divisor >= 0.005;
 	}
 
 	static String number(double value) {
@@ -284,12 +212,20 @@ final class Report {
 	}
 
 	private void tableHead(List<String> cells) {
-		tableRow(cells);
-		tableRow(cells.stream().map((cell) -> "---").toList());
+		tableHead(this.out, cells);
 	}
 
 	private void tableRow(List<String> cells) {
-		line("| " + String.join(" | ", cells) + " |");
+		tableRow(this.out, cells);
+	}
+
+	static void tableHead(StringBuilder out, List<String> cells) {
+		tableRow(out, cells);
+		tableRow(out, cells.stream().map((cell) -> "---").toList());
+	}
+
+	static void tableRow(StringBuilder out, List<String> cells) {
+		out.append("| ").append(String.join(" | ", cells)).append(" |\n");
 	}
 
 	private void line(String text) {
@@ -298,16 +234,6 @@ final class Report {
 
 	private void line() {
 		this.out.append('\n');
-	}
-
-	/**
-	 * What the run was: its settings, the Redis it ran against, how long it took and what
-	 * failed.
-	 */
-	record RunInfo(List<Scenario> scenarios, List<String> contenders, List<String> clients, String warmup,
-			String measurement, String redisVersion, String date, String elapsed, String loadBefore, String loadAfter,
-			String commandLine, List<String> failures) {
-
 	}
 
 }

@@ -121,8 +121,8 @@ class BenchmarkHarnessTests {
 		Map<String, Outcome> outcomes = new LinkedHashMap<>();
 		outcomes.put(Outcome.key(Scenario.S1, "floor", "shared"), outcome(Scenario.S1, "floor", 100, 50, 5));
 		outcomes.put(Outcome.key(Scenario.S1, "lockstep", "shared"), outcome(Scenario.S1, "lockstep", 120, 60, 6));
-		Report.RunInfo run = new Report.RunInfo(List.of(Scenario.S1), List.of("floor", "lockstep"), List.of("shared"),
-				"1 × 1 s", "2 × 1 s", "7.0.15", "today", "0 min 1 s", "1.0", "1.0", "run-benchmarks.sh", List.of());
+		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor", "lockstep"), List.of("shared"), "1 × 1 s",
+				"2 × 1 s", "7.0.15", "today", "0 min 1 s", "1.0", "1.0", "run-benchmarks.sh", List.of());
 		String markdown = new Report(outcomes, run).render();
 		assertThat(markdown).contains("| S1 uncontended pair, p50 | 50.0 µs (1.00×) | 60.0 µs (1.20×) |")
 			.contains("| S1 p50 ≤ 1.05× floor | 1.20× floor | **missed** |")
