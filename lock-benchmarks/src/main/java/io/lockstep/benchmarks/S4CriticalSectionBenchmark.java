@@ -1,0 +1,43 @@
+package io.lockstep.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * S4: 4 threads on one key, 5 ms inside. A perfect lock is busy all the time: 200
+ * acquisitions per second; efficiency = acquisitions/s ÷ 200.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Threads(4)
+@Fork(1)
+@Warmup(iterations = 1, time = 1)
+@Measurement(iterations = 2, time = 1)
+public class S4CriticalSectionBenchmark extends LockBenchmark {
+
+	static final long SECTION_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+	/** One client for all threads, or one per thread. */
+	@Param({ "shared", "per-thread" })
+	public String clients;
+
+	@Override
+	String clients() {
+		return this.clients;
+	}
+
+	@Benchmark
+	public void section(Slot slot) {
+		lockOnce(slot, "bench:s4", 0, SECTION_NANOS);
+	}
+
+}

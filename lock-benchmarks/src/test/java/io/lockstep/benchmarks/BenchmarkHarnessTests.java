@@ -1,0 +1,153 @@
+package io.lockstep.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The harness itself, fast: every contender locks and excludes against a real Redis, the
+ * command count sees inside scripts, the exclusion check catches a lock that does not
+ * lock, and the report renders. The benchmarks proper run only through
+ * {@code run-benchmarks.sh}.
+ */
+@RedisTest
+class BenchmarkHarnessTests {
+
+	private final RedisTarget redis;
+
+	BenchmarkHarnessTests(RedisNode node) {
+		this.redis = new RedisTarget(node.host(), node.port());
+	}
+
+	@AfterEach
+	void close() {
+		this.redis.close();
+	}
+
+	@Test
+	void everyContenderAcquiresReleasesAndExcludesASecondClient() throws Exception {
+		ExecutorService waiter = Executors.newSingleThreadExecutor();
+		try {
+			for (Contenders which : Contenders.values()) {
+				try (Contender first = which.create(this.redis); Contender second = which.create(this.redis)) {
+					String key = "smoke:" + which.id();
+					Contender.Held held = first.acquire(key);
+					// thread-bound locks (Redisson, SI) are released by the thread that
+					// took them
+					Future<?> next = waiter.submit(() -> second.acquire(key).release());
+					Thread.sleep(150);
+					assertThat(next).as(which + " lets a second client in while the first holds the key").isNotDone();
+					held.release();
+					next.get(10, TimeUnit.SECONDS);
+					// let the last release notification arrive before the clients shut
+					// down
+					Thread.sleep(100);
+				}
+			}
+		}
+		finally {
+			waiter.shutdownNow();
+		}
+	}
+
+	@Test
+	void commandCountIncludesCommandsRunInsideScripts() {
+		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
+			Map<String, Long> before = this.redis.commandCalls();
+			floor.acquire("smoke:count").release();
+			TrialRecord record = new TrialRecord("test", "floor", "shared");
+			record.add(before, this.redis.commandCalls(), 1, 1, 1_000_000);
+			assertThat(record.commands).containsEntry("evalsha", 2L)
+				.containsEntry("set", 1L)
+				.containsEntry("get", 1L)
+				.containsEntry("del", 1L);
+			assertThat(record.commandsPerAcquisition()).isEqualTo(5.0);
+		}
+	}
+
+	@Test
+	void exclusionCheckCatchesALockThatDoesNotLock() throws Exception {
+		Contender broken = new Contender() {
+
+			@Override
+			public Held acquire(String key) {
+				return () -> {
+				};
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		Occupancy occupancy = new Occupancy(1);
+		int threads = 4;
+		CountDownLatch start = new CountDownLatch(1);
+		List<CompletableFuture<Void>> runs = new ArrayList<>();
+		for (int i = 0; i < threads; i++) {
+			runs.add(CompletableFuture.runAsync(() -> {
+				await(start);
+				for (int round = 0; round < 20; round++) {
+					CriticalSection.run(broken, "smoke:broken", occupancy, 0, Duration.ofMillis(2).toNanos(), () -> {
+					});
+				}
+			}, Executors.newSingleThreadExecutor()));
+		}
+		start.countDown();
+		assertThatThrownBy(
+				() -> CompletableFuture.allOf(runs.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS))
+			.isInstanceOf(ExecutionException.class)
+			.hasCauseInstanceOf(Occupancy.ExclusionViolation.class)
+			.hasMessageContaining("Exclusion broken");
+	}
+
+	@Test
+	void reportShowsRatiosToTheFloorAndTheTargets() {
+		Map<String, Outcome> outcomes = new LinkedHashMap<>();
+		outcomes.put(Outcome.key(Scenario.S1, "floor", "shared"), outcome(Scenario.S1, "floor", 100, 50, 5));
+		outcomes.put(Outcome.key(Scenario.S1, "lockstep", "shared"), outcome(Scenario.S1, "lockstep", 120, 60, 6));
+		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor", "lockstep"), List.of("shared"), "1 × 1 s",
+				"2 × 1 s", "7.0.15", "today", "0 min 1 s", "1.0", "1.0", "run-benchmarks.sh", List.of());
+		String markdown = new Report(outcomes, run).render();
+		assertThat(markdown).contains("| S1 uncontended pair, p50 | 50.0 µs (1.00×) | 60.0 µs (1.20×) |")
+			.contains("| S1 p50 ≤ 1.05× floor | 1.20× floor | **missed** |")
+			.contains("| ≤ 6 Redis commands per uncontended pair | 6.00 | met |")
+			.doesNotContain("S2 8 threads");
+		assertThat(EnumSet.allOf(Scenario.class)).hasSize(5);
+	}
+
+	private static Outcome outcome(Scenario scenario, String contender, double score, double p50, long commands) {
+		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
+		record.add(Map.of(), Map.of("evalsha", commands), 1, 1, 1_000_000_000);
+		return new Outcome(scenario, contender, "shared", score, "us/op", score, score, p50, p50 * 2, record);
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			latch.await();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
