@@ -13,7 +13,10 @@ public enum OnLocked {
 	 * Do not run the method and return "nothing" for its return type: {@code null},
 	 * {@code Optional.empty()}, an empty collection, map, stream or array, or for a
 	 * {@code CompletableFuture} a future completed with one of these. Methods returning a
-	 * primitive cannot use it (start-up fails).
+	 * primitive cannot use it (start-up fails). It does not wait for the lock unless the
+	 * annotation's {@code waitTime} (or {@code lockstep.locks.<name>.wait-time}) is set:
+	 * the skipped work is being done elsewhere, and running it late would defeat the
+	 * skip.
 	 */
 	SKIP
 
