@@ -31,6 +31,7 @@ class RedlockValidityTests {
 		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 5);
 		ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 		try (RedisLockTemplate locks = RedlockNodes.on(nodes)
+			.clockDriftFactor(0.5)
 			.nodeTimeout(Duration.ofSeconds(5))
 			.builder()
 			.commandTimeout(Duration.ofSeconds(10))
@@ -38,21 +39,23 @@ class RedlockValidityTests {
 			locks.tryAcquire("warm-up").orElseThrow().close();
 			LockBackend backend = locks.engine().backend();
 			String owner = "0123456789abcdef0123456789abcdef";
-			// the fault: 3 nodes answer 400 ms late, so the quorum answers after a 300 ms
-			// lease; their keys are fresh (the fence write-back finds them), only the
-			// validity rule can refuse
+			// the fault: 3 nodes answer 600 ms late, past the validity of a 1 s lease
+			// with
+			// drift factor 0.5 (1000 - 600 - 502 < 0), while every granted key still
+			// lives (the fence write-back finds them all): only the validity rule refuses
 			for (RedisNode node : nodes.subList(0, 3)) {
 				node.pause();
 			}
-			ScheduledFuture<?> resumed = scheduler.schedule(() -> nodes.subList(0, 3).forEach(RedisNode::resume), 400,
+			ScheduledFuture<?> resumed = scheduler.schedule(() -> nodes.subList(0, 3).forEach(RedisNode::resume), 600,
 					TimeUnit.MILLISECONDS);
 			long start = System.nanoTime();
-			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:late"), owner, 300, 0);
+			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:late"), owner, 1000, 0);
 			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
 			resumed.get(10, TimeUnit.SECONDS);
-			System.out.printf("Redlock, lease 300 ms, quorum answered after %d ms: acquired %s, retry in %d ms%n",
+			System.out.printf(
+					"Redlock, lease 1000 ms, drift 502 ms, quorum answered after %d ms: acquired %s, retry in %d ms%n",
 					elapsedMillis, attempt.acquired(), attempt.holderTtlMillis());
-			assertThat(elapsedMillis).isGreaterThan(300);
+			assertThat(elapsedMillis).isGreaterThan(502);
 			assertThat(attempt.acquired()).isFalse();
 			assertThat(attempt.holderTtlMillis()).isBetween(1L, Acquisitions.MAX_RETRY_DELAY_MILLIS);
 			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
