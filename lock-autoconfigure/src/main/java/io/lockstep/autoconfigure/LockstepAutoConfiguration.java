@@ -94,8 +94,10 @@ public final class LockstepAutoConfiguration {
 		RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+			LockstepProperties.Replication replication = properties.getReplication();
 			RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
-				.commandTimeout(commandTimeout(properties));
+				.commandTimeout(commandTimeout(properties))
+				.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
 			configure(builder, properties, events, listeners);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();

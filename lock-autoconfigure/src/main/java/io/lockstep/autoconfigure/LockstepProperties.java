@@ -62,6 +62,8 @@ public class LockstepProperties {
 
 	private final Redlock redlock = new Redlock();
 
+	private final Replication replication = new Replication();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -120,6 +122,10 @@ public class LockstepProperties {
 
 	public Map<String, Lock> getLocks() {
 		return this.locks;
+	}
+
+	public Replication getReplication() {
+		return this.replication;
 	}
 
 	public Redlock getRedlock() {
@@ -186,6 +192,43 @@ public class LockstepProperties {
 
 		public void setMinHoldTime(Duration minHoldTime) {
 			this.minHoldTime = minHoldTime;
+		}
+
+	}
+
+	/**
+	 * Replica acknowledgement of acquisitions on a master with replicas (standalone with
+	 * replicas, or Sentinel).
+	 */
+	public static class Replication {
+
+		/**
+		 * Replicas that must acknowledge every acquisition (WAIT) before the lock counts
+		 * as taken; 0 checks nothing. Narrows the window in which a failover loses a
+		 * lock.
+		 */
+		private int acknowledgements;
+
+		/**
+		 * How long an acquisition waits for the replica acknowledgements before it is
+		 * undone and fails.
+		 */
+		private Duration timeout = Duration.ofMillis(100);
+
+		public int getAcknowledgements() {
+			return this.acknowledgements;
+		}
+
+		public void setAcknowledgements(int acknowledgements) {
+			this.acknowledgements = acknowledgements;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			this.timeout = timeout;
 		}
 
 	}

@@ -31,7 +31,8 @@ class ConfigurationMetadataTests {
 			.containsExactlyInAnyOrder("lockstep.enabled", "lockstep.key-prefix", "lockstep.wait-time",
 					"lockstep.lease-time", "lockstep.aspect-order", "lockstep.max-hold-time", "lockstep.on-lease-lost",
 					"lockstep.locks", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
-					"lockstep.redlock.node-timeout");
+					"lockstep.redlock.node-timeout", "lockstep.replication.acknowledgements",
+					"lockstep.replication.timeout");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.asString()

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.test.Cluster;
@@ -19,6 +20,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The starter on Sentinel and on a Cluster through Spring Boot's own
@@ -47,6 +49,28 @@ class TopologyAutoConfigurationTests {
 				long token = locks.execute("sentinel", LockHandle::fencingToken);
 				assertThat(token).isPositive();
 				assertThat(sentinels.master().call("EXISTS", "lockstep:__fence")).isEqualTo(1L);
+			});
+	}
+
+	@Test
+	void replicaAcknowledgementsAreAProperty(RedisFixture fixture) {
+		RedisFixture.Replicated replicated = fixture.replicated(1);
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.port=" + replicated.master().port(),
+					"lockstep.replication.acknowledgements=1", "lockstep.replication.timeout=150ms")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				LockTemplate locks = context.getBean(LockTemplate.class);
+				assertThat(locks.tryExecute("replicated", (lock) -> "done")).contains("done");
+				replicated.replica().pause();
+				try {
+					assertThatExceptionOfType(LockException.class)
+						.isThrownBy(() -> locks.tryExecute("unreplicated", (lock) -> "done"))
+						.withMessageContaining("replica");
+				}
+				finally {
+					replicated.replica().resume();
+				}
 			});
 	}
 

@@ -22,16 +22,20 @@ public final class RedisLockTemplateBuilder
 
 	private Duration commandTimeout = Duration.ofSeconds(2);
 
+	private final boolean cluster;
+
 	private int replicaAcks;
 
 	private Duration replicaAckTimeout = Duration.ofMillis(100);
 
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
+		this.cluster = client instanceof RedisClusterClient;
 		this.backend = (client instanceof RedisClusterClient cluster) ? ClusterLocks.backend(cluster) : (timeout,
 				prefix) -> new RedisBackend(client, timeout, prefix, this.replicaAcks, this.replicaAckTimeout);
 	}
 
 	RedisLockTemplateBuilder(RedisBackendFactory backend) {
+		this.cluster = false;
 		this.backend = backend;
 	}
 
@@ -48,6 +52,9 @@ public final class RedisLockTemplateBuilder
 	 */
 	public RedisLockTemplateBuilder replicaAcknowledgements(int replicas, Duration timeout) {
 		Assert.isTrue(replicas >= 0, "'replicas' must not be negative");
+		Assert.isTrue(replicas == 0 || !this.cluster,
+				"Replica acknowledgements (lockstep.replication.acknowledgements) are checked on a single master "
+						+ "or behind Sentinel, not on a Redis Cluster");
 		Assert.isTrue(timeout != null && !timeout.isNegative() && !timeout.isZero(), "'timeout' must be positive");
 		this.replicaAcks = replicas;
 		this.replicaAckTimeout = timeout;
