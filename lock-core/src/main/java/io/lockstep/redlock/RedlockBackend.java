@@ -19,7 +19,9 @@ import io.lockstep.internal.redis.LockCommands;
  * Redlock over N independent Redis masters (N ≥ 3, quorum N/2+1), each with its own lock
  * connection and notification connection. Every command goes to every node at once, each
  * bounded by the node timeout; the outcome is decided as soon as the replies so far
- * decide it.
+ * decide it. An acquire also waits, up to {@link Nodes#CONNECT_TIMEOUT}, for nodes that
+ * are not connected yet (as the single-master backend's first command waits for its
+ * connection), unless a quorum answers sooner.
  *
  * <ul>
  * <li><b>Acquire</b>: the same owner token and lease on every node. Acquired only when a
