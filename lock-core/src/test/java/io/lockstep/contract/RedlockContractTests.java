@@ -1,0 +1,29 @@
+package io.lockstep.contract;
+
+import java.util.List;
+
+import io.lettuce.core.RedisURI;
+import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.redlock.Redlock;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+
+class RedlockContractTests extends LockContract {
+
+	@Override
+	String topology() {
+		return "Redlock on 5 independent masters";
+	}
+
+	@Override
+	List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) {
+		List<RedisNode> masters = fixture.masters(5, "--appendonly", "yes");
+		List<RedisURI> uris = masters.stream().map((node) -> RedisURI.create(node.host(), node.port())).toList();
+		RedisLockTemplate a = Redlock.builder(uris).build();
+		RedisLockTemplate b = Redlock.builder(uris).build();
+		closer.add(a);
+		closer.add(b);
+		return List.of(a, b);
+	}
+
+}
