@@ -128,7 +128,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		Map<String, Lease> held = new LinkedHashMap<>();
 		for (CallContext.Entry entry : entries) {
 			for (Lease lease : ((LeaseHandle) entry).parts()) {
-				if (lease.state() == Lease.State.HELD) {
+				// never re-enter a lease that ran out by the local clock, even before the
+				// watchdog marks it lost
+				if (lease.state() == Lease.State.HELD && lease.isHeld()) {
 					lease.id().keys().forEach((key) -> held.putIfAbsent(key, lease));
 				}
 			}
