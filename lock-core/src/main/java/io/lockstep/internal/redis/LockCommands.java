@@ -17,6 +17,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lockstep.LockException;
+import io.lockstep.internal.DurationFormat;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -167,7 +168,8 @@ public final class LockCommands implements AutoCloseable {
 		}
 		catch (TimeoutException ex) {
 			future.cancel(false);
-			throw new LockException("Redis did not answer within " + this.timeout + " to " + what, ex);
+			throw new LockException(
+					"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, ex);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
