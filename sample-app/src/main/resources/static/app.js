@@ -191,7 +191,7 @@
 			const row = document.createElement('tr');
 			row.className = 'lock';
 			row.append(cell(lock.key), cell(lock.lockName), cell(lock.fencingToken),
-				cell((lock.leaseRemainingMillis / 1000).toFixed(1) + ' s' + (lock.renewed ? ' (renewed)' : '')),
+				cell(lock.leaseRemaining + (lock.renewed ? ' (renewed)' : '')),
 				cell(lock.holderThread));
 			return row;
 		}));
