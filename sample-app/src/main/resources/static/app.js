@@ -11,6 +11,7 @@
 	let running = false;
 	let shownDemo = null;
 	const lastRuns = new Map();
+	const productNames = new Map();
 
 	async function getJson(url, init) {
 		const response = await fetch(url, Object.assign({ headers: { Accept: 'application/json' } }, init));
@@ -30,6 +31,12 @@
 		return millis.toFixed(digits) + ' ms';
 	}
 
+	// The one way the page names a product: in the picker and in every result.
+	function productLabel(productSku) {
+		const name = productNames.get(productSku);
+		return name ? name + ' (' + productSku + ')' : productSku;
+	}
+
 	function setStatus(text, isError) {
 		$('demo-status').textContent = text;
 		$('demo-status').classList.toggle('error', Boolean(isError));
@@ -39,11 +46,12 @@
 
 	async function loadProducts() {
 		const products = await getJson('api/products');
+		products.forEach((product) => productNames.set(product.sku, product.name));
 		const select = $('product');
 		select.replaceChildren(...products.map((product) => {
 			const option = document.createElement('option');
 			option.value = product.sku;
-			option.textContent = product.name + ' (' + product.sku + ')';
+			option.textContent = productLabel(product.sku);
 			return option;
 		}));
 		select.value = products.some((product) => product.sku === 'lamp') ? 'lamp' : products[0].sku;
@@ -114,7 +122,7 @@
 			.map(([instance, count]) => instance + ': ' + count)
 			.join(', ');
 		$('result-text').textContent = (result.locked ? 'With the lock' : 'Without the lock') + ' on '
-			+ result.sku + ': ' + result.accepted + ' of ' + result.orders + ' orders accepted, '
+			+ productLabel(result.sku) + ': ' + result.accepted + ' of ' + result.orders + ' orders accepted, '
 			+ result.rejected + ' rejected, stock ' + result.initialStock + ' → ' + result.finalStock
 			+ ', in ' + result.millis + ' ms. Accepted per instance: ' + (perInstance || 'none') + '.';
 		drawChart(result);
@@ -130,7 +138,7 @@
 			row.className = locked ? 'locked' : 'unlocked';
 			const oversold = cell(run.oversold);
 			oversold.className = run.oversold > 0 ? 'bad' : 'good';
-			row.append(cell(locked ? 'With lock' : 'Without lock'), cell(run.sku), cell(run.accepted + ' of ' + run.orders),
+			row.append(cell(locked ? 'With lock' : 'Without lock'), cell(productLabel(run.sku)), cell(run.accepted + ' of ' + run.orders),
 				oversold, cell(formatMillis(run.waitP99Millis)));
 			return row;
 		}));
@@ -159,7 +167,7 @@
 			column.append(track, name);
 			return column;
 		}));
-		$('chart-caption').textContent = result.orders + ' orders on ' + result.sku + ', '
+		$('chart-caption').textContent = result.orders + ' orders on ' + productLabel(result.sku) + ', '
 			+ (result.locked ? 'with the lock: orders per time waited for the lock.'
 				: 'without the lock: nothing to wait for, only thread scheduling.');
 		$('wait-p50').textContent = formatMillis(result.waitP50Millis);
@@ -191,7 +199,7 @@
 			const row = document.createElement('tr');
 			row.className = 'lock';
 			row.append(cell(lock.key), cell(lock.lockName), cell(lock.fencingToken),
-				cell((lock.leaseRemainingMillis / 1000).toFixed(1) + ' s' + (lock.renewed ? ' (renewed)' : '')),
+				cell(lock.leaseRemaining + (lock.renewed ? ' (renewed)' : '')),
 				cell(lock.holderThread));
 			return row;
 		}));

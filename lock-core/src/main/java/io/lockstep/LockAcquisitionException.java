@@ -2,6 +2,8 @@ package io.lockstep;
 
 import java.time.Duration;
 
+import io.lockstep.internal.DurationFormat;
+
 /**
  * The lock was not acquired within the wait time because another owner held it.
  */
@@ -14,7 +16,7 @@ public class LockAcquisitionException extends LockException {
 	private final Duration waited;
 
 	public LockAcquisitionException(String key, Duration waited) {
-		super("Lock '" + key + "' not acquired within " + waited + ": held by another owner");
+		super("Lock '" + key + "' not acquired within " + DurationFormat.format(waited) + ": held by another owner");
 		this.key = key;
 		this.waited = waited;
 	}

@@ -17,11 +17,21 @@ public interface LockMonitor {
 	String keyPrefix();
 
 	/**
-	 * The remaining lease of a key held by any owner in any process, or empty when nobody
-	 * holds it.
+	 * The lease left on a key held by any owner in any process (as Redis counts it), or
+	 * empty when nobody holds it; named like {@link LockInfo#leaseRemaining()}.
 	 * @param key the key as passed to the template (without the key prefix)
 	 */
-	Optional<Duration> remainingLease(String key);
+	Optional<Duration> leaseRemaining(String key);
+
+	/**
+	 * Asks the storage one cheap question (the remaining lease of the reserved key
+	 * {@code <key-prefix>__ping}) and waits for the answer at most the command timeout;
+	 * connects first if needed.
+	 * @return how long the answer took
+	 * @throws LockException when the storage does not answer in time or fails, with the
+	 * cause
+	 */
+	Duration ping();
 
 	/** Leases lost while held, since start. */
 	long leasesLost();

@@ -1,10 +1,12 @@
 package io.lockstep.actuate;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 import io.lockstep.LockInfo;
 import io.lockstep.LockMonitor;
+import io.lockstep.internal.DurationFormat;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -13,6 +15,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 /**
  * {@code GET /actuator/locks}: the locks this instance holds now. {@code GET
  * /actuator/locks/{key}}: whether any instance holds the key, and for how long still.
+ * Durations are written as in {@code application.yml} ({@code 27.4s}, {@code 250ms}).
  * Read-only: there is no way to force a release through this endpoint.
  */
 @Endpoint(id = "locks")
@@ -30,14 +33,21 @@ public class LocksEndpoint {
 	}
 
 	/**
-	 * @param key the key as listed (with the key prefix) or as passed to the template
+	 * Whether any instance holds a key. The key is either the Redis key, as
+	 * {@code /actuator/locks} lists it ({@code lockstep:stock:mug}), or the same without
+	 * the key prefix, as the application names it ({@code stock:mug} for
+	 * {@code locks.named("stock")} and key {@code mug}, or for
+	 * {@code @DistributedLock(name = "stock")} on {@code mug}). A key that starts with
+	 * the key prefix is taken as a Redis key.
+	 * @param key the Redis key, or the key without the key prefix
 	 */
 	@ReadOperation
 	public KeyState lock(@Selector String key) {
 		String prefix = this.locks.keyPrefix();
 		String unprefixed = key.startsWith(prefix) ? key.substring(prefix.length()) : key;
-		Optional<Long> remaining = this.locks.remainingLease(unprefixed).map(java.time.Duration::toMillis);
-		return new KeyState(prefix + unprefixed, remaining.isPresent(), remaining.orElse(null));
+		Optional<Duration> remaining = this.locks.leaseRemaining(unprefixed);
+		return new KeyState(prefix + unprefixed, remaining.isPresent(),
+				remaining.map(DurationFormat::format).orElse(null));
 	}
 
 	/**
@@ -55,17 +65,19 @@ public class LocksEndpoint {
 	 * @param lockName the lock name used for metrics
 	 * @param fencingToken the fencing token
 	 * @param acquiredAt when it was acquired (ISO-8601)
-	 * @param leaseRemainingMillis lease left by this instance's conservative clock
+	 * @param leaseRemaining lease left by this instance's conservative clock, e.g.
+	 * {@code 27.4s}
 	 * @param renewed whether the watchdog renews it
 	 * @param holderThread the thread that acquired it
 	 * @param reentrancyDepth nested acquisitions
 	 */
-	public record HeldLock(String key, String lockName, long fencingToken, String acquiredAt, long leaseRemainingMillis,
+	public record HeldLock(String key, String lockName, long fencingToken, String acquiredAt, String leaseRemaining,
 			boolean renewed, String holderThread, int reentrancyDepth) {
 
 		static HeldLock of(LockInfo info) {
 			return new HeldLock(info.key(), info.lockName(), info.fencingToken(), info.acquiredAt().toString(),
-					info.leaseRemaining().toMillis(), info.renewed(), info.holderThread(), info.reentrancyDepth());
+					DurationFormat.format(info.leaseRemaining()), info.renewed(), info.holderThread(),
+					info.reentrancyDepth());
 		}
 
 	}
@@ -75,9 +87,10 @@ public class LocksEndpoint {
 	 *
 	 * @param key the Redis key
 	 * @param locked whether it is held now
-	 * @param remainingLeaseMillis its remaining lease in Redis, or {@code null}
+	 * @param leaseRemaining its remaining lease in Redis, e.g. {@code 27.4s}, or
+	 * {@code null} when not held
 	 */
-	public record KeyState(String key, boolean locked, Long remainingLeaseMillis) {
+	public record KeyState(String key, boolean locked, String leaseRemaining) {
 	}
 
 }

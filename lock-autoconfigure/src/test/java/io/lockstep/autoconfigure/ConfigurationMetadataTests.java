@@ -3,12 +3,15 @@ package io.lockstep.autoconfigure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.BeanUtils;
 import org.springframework.core.io.ClassPathResource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +33,8 @@ class ConfigurationMetadataTests {
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.containsExactlyInAnyOrder("lockstep.enabled", "lockstep.key-prefix", "lockstep.wait-time",
 					"lockstep.lease-time", "lockstep.aspect-order", "lockstep.max-hold-time", "lockstep.on-lease-lost",
-					"lockstep.locks", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
+					"lockstep.locks", "lockstep.locks.*.wait-time", "lockstep.locks.*.lease-time",
+					"lockstep.locks.*.min-hold-time", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
 					"lockstep.redlock.node-timeout", "lockstep.replication.acknowledgements",
 					"lockstep.replication.timeout");
 		assertThat(properties).allSatisfy(
@@ -38,6 +42,33 @@ class ConfigurationMetadataTests {
 					.asString()
 					.isNotBlank()
 					.endsWith("."));
+	}
+
+	/**
+	 * The processor describes {@code lockstep.locks} only as a map: each setting of a
+	 * lock name is described by hand
+	 * ({@code additional-spring-configuration-metadata.json}), and a setting added to
+	 * {@link LockstepProperties.Lock} without its entry fails here.
+	 */
+	@Test
+	void everySettingOfALockNameIsDescribed() throws IOException {
+		String metadata = metadata();
+		List<String> settings = Arrays.stream(BeanUtils.getPropertyDescriptors(LockstepProperties.Lock.class))
+			.filter((property) -> property.getWriteMethod() != null)
+			.map((property) -> "lockstep.locks.*." + toDashed(property.getName()))
+			.toList();
+		assertThat(settings).contains("lockstep.locks.*.wait-time", "lockstep.locks.*.lease-time");
+		for (String name : settings) {
+			List<Map<String, Object>> entries = JsonPath.read(metadata, "$.properties[?(@.name == '" + name + "')]");
+			assertThat(entries).as("metadata of %s", name).singleElement().satisfies((entry) -> {
+				assertThat(entry.get("type")).isEqualTo("java.time.Duration");
+				assertThat(entry.get("description")).asString().contains(name.replace("*", "<name>")).endsWith(".");
+			});
+		}
+	}
+
+	private static String toDashed(String camelCase) {
+		return camelCase.replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
 	}
 
 	@Test

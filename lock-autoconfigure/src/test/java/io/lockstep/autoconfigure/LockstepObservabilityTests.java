@@ -1,7 +1,9 @@
 package io.lockstep.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.LockHandle;
@@ -15,6 +17,7 @@ import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import io.micrometer.common.KeyValues;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +50,9 @@ class LockstepObservabilityTests {
 				SimpleMetricsExportAutoConfiguration.class, LockstepObservationAutoConfiguration.class,
 				LockstepAutoConfiguration.class, LockstepActuatorAutoConfiguration.class))
 		.withUserConfiguration(ReportConfiguration.class);
+
+	/** As in application.yml: {@code 812ms}, {@code 1.5s}; never ISO-8601. */
+	private static final String DURATION = "\\d+ms|\\d+(\\.\\d{1,3})?s";
 
 	private String redisPort;
 
@@ -135,6 +141,60 @@ class LockstepObservabilityTests {
 				.hasSingleBean(LockstepHealthIndicator.class));
 		this.contextRunner.withPropertyValues("management.health.lockstep.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(LockstepHealthIndicator.class));
+	}
+
+	@Test
+	void noLockMeterExistsBeforeFirstUseAndNoErrorSeriesWithoutAnError() {
+		this.contextRunner.run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			List<String> atStart = lockMeters(meters);
+			context.getBean(Reports.class).build(() -> 0.0);
+			List<String> afterUse = lockMeters(meters);
+			System.out.printf("lockstep meters at start-up: %s%nafter one locked call: %s%n", atStart, afterUse);
+			assertThat(atStart).isEmpty();
+			assertThat(afterUse).contains("lockstep.acquire{error=none,lock=Reports.build,outcome=acquired}",
+					"lockstep.held{error=none,lock=Reports.build}", "lockstep.active{lock=Reports.build}");
+			assertThat(afterUse).as("series that say error although nothing failed")
+				.noneMatch((meter) -> meter.contains("outcome=error") || meter.contains("error=Lock"))
+				.noneMatch((meter) -> meter.startsWith("lockstep.lease.lost") || meter.startsWith("lockstep.release"));
+		});
+	}
+
+	private static List<String> lockMeters(MeterRegistry meters) {
+		return meters.getMeters()
+			.stream()
+			.map(Meter::getId)
+			.filter((id) -> id.getName().startsWith("lockstep"))
+			.map((id) -> id.getName() + id.getTags()
+				.stream()
+				.map((tag) -> tag.getKey() + "=" + tag.getValue())
+				.collect(Collectors.joining(",", "{", "}")))
+			.sorted()
+			.toList();
+	}
+
+	@Test
+	void theKeyEndpointTakesTheRedisKeyOrTheKeyWithoutPrefixAndWritesDurationsAsInYaml() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=locks").run((context) -> {
+			LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+			RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+			try (LockHandle lock = locks.named("orders").acquire("7")) {
+				LocksEndpoint.KeyState full = endpoint.lock("lockstep:orders:7");
+				LocksEndpoint.KeyState user = endpoint.lock("orders:7");
+				LocksEndpoint.HeldLock held = endpoint.locks().locks().get(0);
+				System.out.printf("/actuator/locks: %s%n/actuator/locks/lockstep:orders:7: %s%n"
+						+ "/actuator/locks/orders:7: %s%n", held, full, user);
+				assertThat(full.key()).isEqualTo("lockstep:orders:7");
+				assertThat(full.locked()).isTrue();
+				assertThat(user.key()).isEqualTo(full.key());
+				assertThat(user.locked()).isTrue();
+				assertThat(full.leaseRemaining()).matches(DURATION);
+				assertThat(held.leaseRemaining()).matches(DURATION);
+			}
+			LocksEndpoint.KeyState released = endpoint.lock("orders:7");
+			assertThat(released.locked()).isFalse();
+			assertThat(released.leaseRemaining()).isNull();
+		});
 	}
 
 	@Test

@@ -1,29 +1,36 @@
 package io.lockstep.autoconfigure;
 
-import java.io.IOException;
 import java.io.StringWriter;
 import java.net.URI;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import javax.tools.SimpleJavaFileObject;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.lockstep.LockMonitor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
+import javax.tools.Diagnostic;
+import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
 import javax.tools.JavaFileObject;
-import javax.tools.SimpleJavaFileObject;
+import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
-
 import io.lockstep.DistributedLock;
+import io.lockstep.DistributedLocks;
 import io.lockstep.LockHandle;
-import io.lockstep.LockMonitor;
+import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
 import io.lockstep.test.RedisNode;
@@ -31,8 +38,6 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -42,6 +47,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.scheduling.annotation.EnableScheduling;
@@ -52,6 +58,7 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The code of the README's quick start, compiled and run: an annotated service, the
@@ -65,7 +72,7 @@ class ReadmeSnippetsTests {
 	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
 		.withInitializer((context) -> context.getEnvironment().getPropertySources().addLast(readmeYaml()))
-		.withUserConfiguration(JdbcConfiguration.class, OrderService.class, Payments.class);
+		.withUserConfiguration(JdbcConfiguration.class, OrderService.class, Payments.class, StockLevels.class);
 
 	private ApplicationContextRunner scheduledRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
@@ -116,6 +123,104 @@ class ReadmeSnippetsTests {
 	}
 
 	@Test
+	void aFencedWriteRefusesTheTokenOfAHolderWhoseLeaseEnded() {
+		this.contextRunner.run((context) -> {
+			StockLevels levels = context.getBean(StockLevels.class);
+			JdbcClient jdbc = context.getBean(JdbcClient.class);
+			jdbc.sql("INSERT INTO stock_level (sku, quantity, fence) VALUES ('sku-1', 0, 0)").update();
+			assertThat(levels.set("sku-1", 5)).isTrue();
+			long first = fence(jdbc);
+			// a holder whose fixed lease ends before it writes (a long GC pause, say) ...
+			LockTemplate stockLocks = context.getBean(LockTemplate.class).named("stock");
+			LockHandle late = stockLocks.withLeaseTime(Duration.ofMillis(300)).acquire("sku-1");
+			long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+			while ((late.isHeld() || stockLocks.isLocked("sku-1")) && System.nanoTime() < deadline) {
+				Thread.onSpinWait();
+			}
+			// ... while the next holder writes through the annotated method
+			assertThat(levels.set("sku-1", 7)).isTrue();
+			long next = fence(jdbc);
+			// the late holder's write, the README's statement with its own token, changes
+			// nothing
+			int lateWrite = jdbc.sql("UPDATE stock_level SET quantity = ?, fence = ? WHERE sku = ? AND fence < ?")
+				.params(3, late.fencingToken(), "sku-1", late.fencingToken())
+				.update();
+			System.out.printf("fenced writes: token %d wrote, %d wrote, late holder's %d refused (%d rows)%n", first,
+					next, late.fencingToken(), lateWrite);
+			assertThat(first).isLessThan(late.fencingToken());
+			assertThat(late.fencingToken()).isLessThan(next);
+			assertThat(lateWrite).isZero();
+			assertThat(jdbc.sql("SELECT quantity FROM stock_level WHERE sku = 'sku-1'").query(Integer.class).single())
+				.isEqualTo(7);
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(late::close);
+		});
+	}
+
+	private static long fence(JdbcClient jdbc) {
+		return jdbc.sql("SELECT fence FROM stock_level WHERE sku = 'sku-1'").query(Long.class).single();
+	}
+
+	/**
+	 * Every Java block of the README's quick start, compiled as printed (with the
+	 * application's own types {@code Order}, {@code Report} and {@code Stock} beside
+	 * them): each is complete, imports included.
+	 */
+	@Test
+	void everyJavaBlockOfTheQuickStartCompilesAsPrinted(@TempDir Path dir) throws IOException {
+		List<String> blocks = javaBlocks(Files.readString(Path.of("..", "README.md")),
+				"## Quick start with the starter");
+		assertThat(blocks).hasSizeGreaterThanOrEqualTo(3);
+		List<Path> sources = new ArrayList<>();
+		for (int i = 0; i < blocks.size(); i++) {
+			sources.add(Files.writeString(dir.resolve("Snippet" + i + ".java"), blocks.get(i)));
+		}
+		sources.add(Files.writeString(dir.resolve("ApplicationTypes.java"), """
+				record Order(String id, String sku, int quantity) {
+				}
+
+				record Report(int items) {
+				}
+
+				interface Stock {
+
+					void deduct(String sku, int quantity);
+
+				}
+				"""));
+		JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+		DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+		try (StandardJavaFileManager files = compiler.getStandardFileManager(diagnostics, null, null)) {
+			boolean compiled = compiler
+				.getTask(null, files, diagnostics,
+						List.of("-proc:none", "-d", Files.createDirectories(dir.resolve("classes")).toString(),
+								"-classpath", System.getProperty("java.class.path")),
+						null, files.getJavaFileObjectsFromPaths(sources))
+				.call();
+			System.out.printf("README quick start: %d Java blocks compiled: %s%n", blocks.size(), compiled);
+			assertThat(diagnostics.getDiagnostics())
+				.filteredOn((diagnostic) -> diagnostic.getKind() == Diagnostic.Kind.ERROR)
+				.isEmpty();
+			assertThat(compiled).isTrue();
+		}
+	}
+
+	/** The {@code java} code blocks of one section ({@code ## } heading to the next). */
+	private static List<String> javaBlocks(String readme, String heading) {
+		int start = readme.indexOf(heading + "\n");
+		assertThat(start).as("README section %s", heading).isNotNegative();
+		int end = readme.indexOf("\n## ", start + heading.length());
+		String section = readme.substring(start, (end >= 0) ? end : readme.length());
+		List<String> blocks = new ArrayList<>();
+		int from = 0;
+		while ((from = section.indexOf("```java\n", from)) >= 0) {
+			int close = section.indexOf("\n```", from);
+			blocks.add(section.substring(from + "```java\n".length(), close + 1));
+			from = close + 4;
+		}
+		return blocks;
+	}
+
+	@Test
 	void scheduledJobRunsOncePerMinimumHoldAcrossTwoInstances() {
 		try (Recorded reports = Recorded.of(StockReport.class)) {
 			ApplicationContextRunner instance = this.scheduledRunner.withPropertyValues("reports.stock.rate=500ms",
@@ -124,7 +229,7 @@ class ReadmeSnippetsTests {
 			instance.run((first) -> {
 				assertThat(first).hasNotFailed();
 				LockMonitor locks = first.getBean(LockMonitor.class);
-				assertThat(eventually(() -> locks.remainingLease("stock-report")
+				assertThat(eventually(() -> locks.leaseRemaining("stock-report")
 					.filter((left) -> left.compareTo(Duration.ofSeconds(2)) <= 0)
 					.isPresent())).as("after the first run the key is kept for the rest of the 2s").isTrue();
 				instance.run((second) -> {
@@ -145,10 +250,10 @@ class ReadmeSnippetsTests {
 		try (Recorded reports = Recorded.of(StockReport.class)) {
 			this.scheduledRunner.run((context) -> {
 				LockMonitor locks = context.getBean(LockMonitor.class);
-				assertThat(eventually(() -> reports.count() == 1 && locks.remainingLease("stock-report")
+				assertThat(eventually(() -> reports.count() == 1 && locks.leaseRemaining("stock-report")
 					.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0)
 					.isPresent())).isTrue();
-				Duration left = locks.remainingLease("stock-report").orElseThrow();
+				Duration left = locks.leaseRemaining("stock-report").orElseThrow();
 				System.out.printf("README scheduled job with its defaults: sent once, lock kept %s more%n", left);
 				assertThat(left).isBetween(Duration.ofSeconds(45), Duration.ofSeconds(55));
 			});
@@ -285,6 +390,30 @@ class ReadmeSnippetsTests {
 
 	}
 
+	// --- README: a fenced write ---
+
+	@Service
+	static class StockLevels {
+
+		private final JdbcClient jdbc;
+
+		StockLevels(JdbcClient jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		// false when a later holder of the lock wrote the row first: this call's lease
+		// had ended
+		@DistributedLock(key = "#sku", name = "stock")
+		@Transactional
+		public boolean set(String sku, int quantity) {
+			long token = DistributedLocks.currentFencingToken().orElseThrow();
+			return this.jdbc.sql("UPDATE stock_level SET quantity = ?, fence = ? WHERE sku = ? AND fence < ?")
+				.params(quantity, token, sku, token)
+				.update() == 1;
+		}
+
+	}
+
 	// --- README: Scheduled jobs ---
 
 	@Configuration(proxyBeanMethods = false)
@@ -367,7 +496,17 @@ class ReadmeSnippetsTests {
 
 		@Bean
 		DataSource dataSource() {
-			return new DriverManagerDataSource("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1", "sa", "");
+			DataSource dataSource = new DriverManagerDataSource(
+					"jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1", "sa", "");
+			JdbcClient.create(dataSource)
+				.sql("CREATE TABLE stock_level (sku VARCHAR(64) PRIMARY KEY, quantity INT, fence BIGINT)")
+				.update();
+			return dataSource;
+		}
+
+		@Bean
+		JdbcClient jdbcClient(DataSource dataSource) {
+			return JdbcClient.create(dataSource);
 		}
 
 		@Bean

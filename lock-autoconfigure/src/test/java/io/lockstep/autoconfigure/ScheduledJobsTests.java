@@ -122,7 +122,7 @@ class ScheduledJobsTests {
 			this.started = 0;
 			invocation.run();
 			if (this.started != 0) {
-				long ttl = locks.remainingLease("report").map(Duration::toMillis).orElse(-1L);
+				long ttl = locks.leaseRemaining("report").map(Duration::toMillis).orElse(-1L);
 				this.runs.add(new Run(this.instance, this.started, ttl));
 			}
 		}

@@ -218,9 +218,11 @@ final class ClusterBackend implements LockBackend {
 		if (current != null) {
 			return current;
 		}
+		// asked outside the lock: a caller that waits (bounded) for Redis never holds up
+		// the others
+		String version = this.commands.serverVersion();
 		synchronized (this) {
 			if (this.publish == null) {
-				String version = this.commands.serverVersion();
 				boolean sharded = Integer.parseInt(version.split("\\.")[0]) >= 7;
 				this.channel.sharded(sharded);
 				this.publish = sharded ? "SPUBLISH" : "PUBLISH";

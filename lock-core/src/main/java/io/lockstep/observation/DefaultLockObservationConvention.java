@@ -6,9 +6,10 @@ import io.lockstep.observation.LockObservationDocumentation.HighCardinalityKeys;
 import io.lockstep.observation.LockObservationDocumentation.LowCardinalityKeys;
 
 /**
- * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome},
- * {@code lockstep.held} with {@code lock}. The Redis key is only a high-cardinality value
- * (span attribute), never a meter tag.
+ * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome} (once
+ * the acquisition ended: the {@code lockstep.acquire.active} long-task timer of
+ * acquisitions under way has {@code lock} only), {@code lockstep.held} with {@code lock}.
+ * The Redis key is only a high-cardinality value (span attribute), never a meter tag.
  */
 public class DefaultLockObservationConvention implements LockObservationConvention {
 
@@ -30,7 +31,7 @@ public class DefaultLockObservationConvention implements LockObservationConventi
 	@Override
 	public KeyValues getLowCardinalityKeyValues(LockObservationContext context) {
 		KeyValues values = KeyValues.of(LowCardinalityKeys.LOCK.withValue(context.getLockName()));
-		if (context.getKind() == LockObservationContext.Kind.ACQUIRE) {
+		if (context.getKind() == LockObservationContext.Kind.ACQUIRE && context.getOutcome() != null) {
 			values = values.and(LowCardinalityKeys.OUTCOME.withValue(context.getOutcome()));
 		}
 		return values;

@@ -35,7 +35,7 @@ public class LockObservationContext extends Observation.Context {
 
 	private final String lockName;
 
-	private String outcome = ERROR;
+	private String outcome;
 
 	private long fencingToken = -1;
 
@@ -62,7 +62,12 @@ public class LockObservationContext extends Observation.Context {
 		return this.lockName;
 	}
 
-	/** {@link #ACQUIRED}, {@link #TIMEOUT} or {@link #ERROR}. */
+	/**
+	 * {@link #ACQUIRED}, {@link #TIMEOUT} or {@link #ERROR} once the acquisition ended;
+	 * {@code null} before (so meters started with the observation, such as the
+	 * {@code lockstep.acquire.active} long-task timer, carry no outcome at all rather
+	 * than a made-up one that alerting on {@code outcome="error"} would count).
+	 */
 	public String getOutcome() {
 		return this.outcome;
 	}

@@ -10,6 +10,7 @@ import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.ReleaseChannel;
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockException;
+import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
 
@@ -81,7 +82,7 @@ final class RedisBackend implements LockBackend {
 			release(id, owner);
 			throw new LockException("Lock '" + id.display() + "' was acquired on the master, but only " + acknowledged
 					+ " of the " + this.replicaAcks + " required replica(s) acknowledged it within "
-					+ this.replicaAckTimeout + "; released it (replica-acknowledgements)");
+					+ DurationFormat.format(this.replicaAckTimeout) + "; released it (replica-acknowledgements)");
 		}
 	}
 

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.cluster.ClusterLocks;
+import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
 import io.lockstep.internal.engine.LockSettings;
@@ -83,8 +84,8 @@ public final class RedisLockTemplateBuilder
 	public RedisLockTemplate build() {
 		leases().forEach((property, lease) -> {
 			if (this.commandTimeout.compareTo(lease.dividedBy(3)) > 0) {
-				throw new IllegalArgumentException("'commandTimeout' (" + this.commandTimeout
-						+ ") must not exceed a third of '" + property + "' (" + lease + ")");
+				throw new IllegalArgumentException("'commandTimeout' (" + DurationFormat.format(this.commandTimeout)
+						+ ") must not exceed a third of '" + property + "' (" + DurationFormat.format(lease) + ")");
 			}
 		});
 		LockSettings settings = settings();

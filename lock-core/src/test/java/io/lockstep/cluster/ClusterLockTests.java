@@ -351,7 +351,7 @@ class ClusterLockTests {
 		List<String> keys = List.of("kept:1", "kept:2", "kept:3", "kept:4");
 		locks.withMinHoldTime(Duration.ofSeconds(2)).acquireAll(keys).close();
 		for (String key : keys) {
-			assertThat(locks.remainingLease(key)).as("%s kept after close", key)
+			assertThat(locks.leaseRemaining(key)).as("%s kept after close", key)
 				.hasValueSatisfying((left) -> assertThat(left).isBetween(Duration.ofMillis(1), Duration.ofSeconds(2)));
 		}
 	}

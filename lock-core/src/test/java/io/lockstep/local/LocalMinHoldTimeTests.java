@@ -27,7 +27,7 @@ class LocalMinHoldTimeTests {
 			Thread.sleep(300);
 			long closing = System.nanoTime();
 			lock.close();
-			long left = locks.remainingLease("job").orElseThrow().toMillis();
+			long left = locks.leaseRemaining("job").orElseThrow().toMillis();
 			long read = System.nanoTime();
 			System.out.printf("local: min hold 1500ms, closed after %d ms: %d ms left%n", millis(closing - before),
 					left);

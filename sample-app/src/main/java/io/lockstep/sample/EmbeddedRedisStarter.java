@@ -10,19 +10,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.embedded.RedisServer;
 
+import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
 import org.springframework.boot.context.event.ApplicationFailedEvent;
+import org.springframework.boot.context.event.ApplicationPreparedEvent;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
-import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
  * Starts a {@code redis-server} from the embedded-redis jar on a free 127.0.0.1 port when
  * the environment configures no Redis ({@code spring.data.redis.url}, {@code .host},
- * {@code .port}, {@code .sentinel.master} or {@code .cluster.nodes}), and stops it with
- * the application. {@code lockstep.sample.embedded-redis=false} turns this off.
+ * {@code .port}, {@code .sentinel.master} or {@code .cluster.nodes}), and stops it last
+ * when the application closes: after the web server has let the requests in flight finish
+ * (graceful shutdown) and after every bean, the lock client included, was destroyed. It
+ * is registered as the context's first disposable bean, and the context destroys those in
+ * reverse order. {@code lockstep.sample.embedded-redis=false} turns this off.
  */
 class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 
@@ -31,6 +36,8 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 	private static final String[] REDIS_PROPERTIES = { "spring.data.redis.url", "spring.data.redis.host",
 			"spring.data.redis.port", "spring.data.redis.sentinel.master", "spring.data.redis.cluster.nodes" };
 
+	private static final String DISPOSABLE_NAME = "lockstepSampleEmbeddedRedis";
+
 	private RedisServer server;
 
 	@Override
@@ -38,7 +45,10 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 		if (event instanceof ApplicationEnvironmentPreparedEvent prepared) {
 			start(prepared.getEnvironment());
 		}
-		else if (event instanceof ContextClosedEvent || event instanceof ApplicationFailedEvent) {
+		else if (event instanceof ApplicationPreparedEvent prepared) {
+			stopWhenDestroyed(prepared.getApplicationContext());
+		}
+		else if (event instanceof ApplicationFailedEvent) {
 			stop();
 		}
 	}
@@ -71,6 +81,17 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 			.addFirst(new MapPropertySource("embeddedRedis",
 					Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", port)));
 		logger.info("No spring.data.redis.* configured: started an embedded Redis on 127.0.0.1:{}", port);
+	}
+
+	/**
+	 * Registered before any bean exists, so destroyed after all of them; not on
+	 * {@link org.springframework.context.event.ContextClosedEvent}, which comes before
+	 * the web server stops taking requests and drains the ones in flight.
+	 */
+	private synchronized void stopWhenDestroyed(ConfigurableApplicationContext context) {
+		if (this.server != null && context.getBeanFactory() instanceof DefaultSingletonBeanRegistry registry) {
+			registry.registerDisposableBean(DISPOSABLE_NAME, this::stop);
+		}
 	}
 
 	private synchronized void stop() {

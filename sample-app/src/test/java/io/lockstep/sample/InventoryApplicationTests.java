@@ -100,8 +100,12 @@ class InventoryApplicationTests extends RealRedis {
 			assertThat(listed).anySatisfy((lock) -> {
 				assertThat(lock).containsEntry("key", "lockstep:stock:mug").containsEntry("lockName", "stock");
 				assertThat(((Number) lock.get("fencingToken")).longValue()).isPositive();
+				assertThat(lock.get("leaseRemaining")).asString().matches("\\d+ms|\\d+(\\.\\d{1,3})?s");
 			});
-			assertThat(get("/actuator/locks/stock:mug")).containsEntry("locked", true);
+			Map<String, Object> byKey = get("/actuator/locks/stock:mug");
+			System.out.printf("/actuator/locks/stock:mug: %s%n", byKey);
+			assertThat(byKey).containsEntry("key", "lockstep:stock:mug").containsEntry("locked", true);
+			assertThat(byKey.get("leaseRemaining")).asString().matches("\\d+ms|\\d+(\\.\\d{1,3})?s");
 			assertThat(get("/actuator/locks/lockstep:stock:mug")).containsEntry("locked", true);
 		}
 		finally {

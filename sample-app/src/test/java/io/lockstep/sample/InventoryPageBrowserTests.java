@@ -110,7 +110,11 @@ class InventoryPageBrowserTests extends RealRedis {
 		await(DEMO_TIMEOUT, (page) -> text("stock").equals("0") && text("accepted").equals("50")
 				&& text("oversold").equals("0") && buttonsEnabled());
 		assertThat(text("rejected")).isEqualTo("150");
-		assertThat(text("result-text")).startsWith("With the lock on lamp: 50 of 200 orders accepted");
+		String picked = product.getFirstSelectedOption().getText();
+		assertThat(picked).isEqualTo("Desk lamp (lamp)");
+		assertThat(text("result-text")).as("the result names the product as the picker does")
+			.startsWith("With the lock on " + picked + ": 50 of 200 orders accepted");
+		assertThat(text("chart-caption")).startsWith("200 orders on " + picked + ", with the lock");
 		assertThat(barCounts()).as("orders per wait bucket").anyMatch((count) -> count > 0);
 		assertThat(barCounts().stream().mapToInt(Integer::intValue).sum()).isEqualTo(200);
 		assertThat(text("wait-p50")).endsWith(" ms");
@@ -125,7 +129,7 @@ class InventoryPageBrowserTests extends RealRedis {
 		assertThat(this.browser.findElement(By.id("oversold-box")).getDomAttribute("class")).contains("bad");
 		assertThat(Integer.parseInt(text("accepted"))).isGreaterThan(50);
 		assertThat(barCounts()).anyMatch((count) -> count > 0);
-		assertThat(text("runs")).contains("With lock lamp 50 of 200 0").contains("Without lock lamp");
+		assertThat(text("runs")).contains("With lock " + picked + " 50 of 200 0").contains("Without lock " + picked);
 
 		try (LockHandle lock = this.locks.named("stock").acquire("mug")) {
 			await(Duration.ofSeconds(10), (page) -> text("held-locks").contains("lockstep:stock:mug")

@@ -146,9 +146,14 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 	 * The key is resolved like {@link #isLocked(String)}: with this copy's name.
 	 */
 	@Override
-	public Optional<Duration> remainingLease(String key) {
+	public Optional<Duration> leaseRemaining(String key) {
 		long millis = this.engine.backend().remainingLease(this.settings.redisKey(key));
 		return (millis >= 0) ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
+	}
+
+	@Override
+	public Duration ping() {
+		return this.engine.ping();
 	}
 
 	@Override

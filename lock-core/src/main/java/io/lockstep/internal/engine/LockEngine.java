@@ -43,6 +43,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private static final HexFormat hex = HexFormat.of();
 
+	/** Reserved key (after the prefix) that {@link #ping()} reads; never written. */
+	private static final String PING_KEY = "__ping";
+
 	private static final long MIN_RETRY_MILLIS = 20;
 
 	private static final long MAX_RETRY_MILLIS = 500;
@@ -426,6 +429,18 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	public LockBackend backend() {
 		return this.backend;
+	}
+
+	/**
+	 * Reads the remaining lease of the reserved key {@code <key-prefix>__ping}: one cheap
+	 * round trip, bounded like every blocking operation of the backend.
+	 * @return how long the answer took
+	 * @throws LockException when the storage does not answer in time
+	 */
+	public Duration ping() {
+		long start = System.nanoTime();
+		this.backend.remainingLease(this.keyPrefix + PING_KEY);
+		return Duration.ofNanos(System.nanoTime() - start);
 	}
 
 	public long leasesLost() {

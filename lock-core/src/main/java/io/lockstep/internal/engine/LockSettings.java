@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.lockstep.LockKeyException;
+import io.lockstep.internal.DurationFormat;
 
 import org.springframework.util.Assert;
 
@@ -120,8 +121,8 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	public static Duration checkWait(Duration waitTime, String what) {
 		Assert.notNull(waitTime, () -> "'" + what + "' must not be null");
 		if (waitTime.isNegative() || waitTime.compareTo(MAX_WAIT) > 0) {
-			throw new IllegalArgumentException(
-					"'" + what + "' must be between 0 and " + MAX_WAIT + " but was " + waitTime);
+			throw new IllegalArgumentException("'" + what + "' must be between 0s and "
+					+ DurationFormat.format(MAX_WAIT) + " but was " + DurationFormat.format(waitTime));
 		}
 		return waitTime;
 	}
@@ -129,8 +130,8 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	public static Duration checkLease(Duration leaseTime, String what) {
 		Assert.notNull(leaseTime, () -> "'" + what + "' must not be null");
 		if (leaseTime.compareTo(MIN_LEASE) < 0 || leaseTime.compareTo(MAX_LEASE) > 0) {
-			throw new IllegalArgumentException(
-					"'" + what + "' must be between " + MIN_LEASE + " and " + MAX_LEASE + " but was " + leaseTime);
+			throw new IllegalArgumentException("'" + what + "' must be between " + DurationFormat.format(MIN_LEASE)
+					+ " and " + DurationFormat.format(MAX_LEASE) + " but was " + DurationFormat.format(leaseTime));
 		}
 		return leaseTime;
 	}

@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.internal.DurationFormat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -178,7 +179,7 @@ final class Watchdog implements AutoCloseable {
 
 	private void failed(List<Lease> batch, Throwable failure) {
 		String message = (failure instanceof java.util.concurrent.TimeoutException)
-				? "no answer within " + this.backend.commandTimeout()
+				? "no answer within " + DurationFormat.format(this.backend.commandTimeout())
 				: failure.getClass().getSimpleName() + ": " + failure.getMessage();
 		this.lastFailure = message;
 		this.lastFailureNanos = System.nanoTime();
@@ -193,10 +194,12 @@ final class Watchdog implements AutoCloseable {
 
 	private String expiryReason(Lease lease, long now) {
 		if (!lease.renewed()) {
-			return "its fixed lease of " + Duration.ofNanos(lease.leaseNanos()) + " ran out while held";
+			return "its fixed lease of " + DurationFormat.format(Duration.ofNanos(lease.leaseNanos()))
+					+ " ran out while held";
 		}
 		if (lease.capped()) {
-			return "max-hold-time of " + Duration.ofNanos(lease.capNanos() - lease.acquiredNanos()) + " reached";
+			return "max-hold-time of "
+					+ DurationFormat.format(Duration.ofNanos(lease.capNanos() - lease.acquiredNanos())) + " reached";
 		}
 		if (lease.renewalError() != null) {
 			return "no renewal confirmed before the lease ran out by the local clock (unreachable: "

@@ -4,26 +4,25 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
 import io.lockstep.LockException;
+import io.lockstep.internal.DurationFormat;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The lock's own Redis connection and its Lua scripts, run by EVALSHA (EVAL once after a
- * NOSCRIPT, e.g. after a Redis restart). Every call is bounded by a timeout.
+ * The lock's own Redis connection ({@link LazyConnection}: opened on first use) and its
+ * Lua scripts, run by EVALSHA (EVAL once after a NOSCRIPT, e.g. after a Redis restart).
+ * Every call is bounded by a timeout, connecting included.
  */
 public final class LockCommands implements AutoCloseable {
 
@@ -44,57 +43,17 @@ public final class LockCommands implements AutoCloseable {
 
 	private static final byte[][] NO_KEYS = new byte[0][];
 
-	private final AbstractRedisClient client;
-
 	private final Duration timeout;
 
-	private StatefulConnection<byte[], byte[]> connection;
-
-	private volatile RedisClusterAsyncCommands<byte[], byte[]> async;
-
-	private boolean closed;
+	private final LazyConnection connection;
 
 	/**
 	 * Connects on first use, so that an application starts while Redis is down and locks
 	 * once it answers.
 	 */
 	public LockCommands(AbstractRedisClient client, Duration timeout) {
-		if (!(client instanceof RedisClusterClient) && !(client instanceof RedisClient)) {
-			throw new IllegalArgumentException("Unsupported Lettuce client " + client.getClass().getName());
-		}
-		this.client = client;
+		this.connection = new LazyConnection(client, timeout);
 		this.timeout = timeout;
-	}
-
-	private RedisClusterAsyncCommands<byte[], byte[]> async() {
-		RedisClusterAsyncCommands<byte[], byte[]> current = this.async;
-		return (current != null) ? current : connect();
-	}
-
-	private synchronized RedisClusterAsyncCommands<byte[], byte[]> connect() {
-		if (this.async != null) {
-			return this.async;
-		}
-		if (this.closed) {
-			throw new LockException("The lock client is closed");
-		}
-		try {
-			if (this.client instanceof RedisClusterClient cluster) {
-				var clusterConnection = cluster.connect(ByteArrayCodec.INSTANCE);
-				this.connection = clusterConnection;
-				this.async = clusterConnection.async();
-			}
-			else {
-				var standaloneConnection = ((RedisClient) this.client).connect(ByteArrayCodec.INSTANCE);
-				this.connection = standaloneConnection;
-				this.async = standaloneConnection.async();
-			}
-		}
-		catch (RuntimeException ex) {
-			throw new LockException("Cannot connect to Redis: " + ex.getMessage(), ex);
-		}
-		this.connection.setTimeout(this.timeout);
-		return this.async;
 	}
 
 	public Duration timeout() {
@@ -106,15 +65,20 @@ public final class LockCommands implements AutoCloseable {
 	 * (Lettuce reconnects it by itself from then on).
 	 */
 	public boolean isConnected() {
-		return this.async != null;
+		return this.connection.isConnected();
 	}
 
 	/**
-	 * Connects now if not connected yet; blocks up to the client's connect timeout.
-	 * @throws LockException if Redis cannot be reached
+	 * Starts connecting if not connected yet and waits for it, at most the command
+	 * timeout; a connection not made by then goes on in the background.
 	 */
 	public void open() {
-		async();
+		try {
+			await(this.connection.send((commands) -> commands.ping()), "connect");
+		}
+		catch (LockException ex) {
+			// not connected yet: later commands wait for the connection, or fail clearly
+		}
 	}
 
 	/** Runs a script and returns the future of its reply; never blocks. */
@@ -124,27 +88,27 @@ public final class LockCommands implements AutoCloseable {
 		ScriptOutputType type = (script.getResultType() == Long.class) ? ScriptOutputType.INTEGER
 				: ScriptOutputType.MULTI;
 		CompletableFuture<T> result = new CompletableFuture<>();
-		RedisClusterAsyncCommands<byte[], byte[]> commands;
-		try {
-			commands = async();
-		}
-		catch (LockException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
-		commands.<T>evalsha(script.getSha1(), type, keyBytes, argBytes).whenComplete((value, failure) -> {
-			if (failure == null) {
-				result.complete(value);
-			}
-			else if (isNoScript(failure) && !result.isDone()) {
-				// only while the caller still waits: after its timeout the command must
-				// not run
-				async().<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8), type, keyBytes, argBytes)
-					.whenComplete((retried, again) -> complete(result, retried, again));
-			}
-			else {
-				result.completeExceptionally(failure);
-			}
-		});
+		// Sent only while the caller still waits (await cancels the result under
+		// the same lock), once connected or again by EVAL after a NOSCRIPT: a
+		// command never reaches Redis after what its caller sent to undo it.
+		this.connection
+			.send((commands) -> unlessAbandoned(result,
+					() -> commands.<T>evalsha(script.getSha1(), type, keyBytes, argBytes)))
+			.whenComplete((value, failure) -> {
+				if (failure == null) {
+					result.complete(value);
+				}
+				else if (isNoScript(failure)) {
+					this.connection
+						.send((commands) -> unlessAbandoned(result,
+								() -> commands.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8),
+										type, keyBytes, argBytes)))
+						.whenComplete((retried, again) -> complete(result, retried, again));
+				}
+				else {
+					result.completeExceptionally(failure);
+				}
+			});
 		return result;
 	}
 
@@ -154,8 +118,8 @@ public final class LockCommands implements AutoCloseable {
 	}
 
 	public boolean exists(String key) {
-		CompletableFuture<Long> count = async().exists(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
-		return await(count, "check lock '" + key + "'") > 0;
+		return await(this.connection.send((commands) -> commands.exists(key.getBytes(StandardCharsets.UTF_8))),
+				"check lock '" + key + "'") > 0;
 	}
 
 	/**
@@ -163,13 +127,13 @@ public final class LockCommands implements AutoCloseable {
 	 * of this connection so far.
 	 */
 	public long waitForReplicas(int replicas, Duration timeout) {
-		return await(async().waitForReplication(replicas, timeout.toMillis()).toCompletableFuture(),
+		return await(this.connection.send((commands) -> commands.waitForReplication(replicas, timeout.toMillis())),
 				"confirm replication (WAIT)");
 	}
 
 	/** The {@code redis_version} of the server (in a Cluster: of the node asked). */
 	public String serverVersion() {
-		String info = await(async().info("server").toCompletableFuture(), "report its version");
+		String info = await(this.connection.send((commands) -> commands.info("server")), "report its version");
 		return info.lines()
 			.filter((line) -> line.startsWith("redis_version:"))
 			.map((line) -> line.substring("redis_version:".length()).trim())
@@ -178,7 +142,7 @@ public final class LockCommands implements AutoCloseable {
 	}
 
 	public long pttl(String key) {
-		return await(async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture(),
+		return await(this.connection.send((commands) -> commands.pttl(key.getBytes(StandardCharsets.UTF_8))),
 				"read the lease of '" + key + "'");
 	}
 
@@ -187,12 +151,7 @@ public final class LockCommands implements AutoCloseable {
 	 * once connected.
 	 */
 	public CompletableFuture<Long> pttlAsync(String key) {
-		try {
-			return async().pttl(key.getBytes(StandardCharsets.UTF_8)).toCompletableFuture();
-		}
-		catch (LockException ex) {
-			return CompletableFuture.failedFuture(ex);
-		}
+		return this.connection.send((commands) -> commands.pttl(key.getBytes(StandardCharsets.UTF_8)));
 	}
 
 	public <T> T await(CompletableFuture<T> future, String what) {
@@ -200,8 +159,11 @@ public final class LockCommands implements AutoCloseable {
 			return future.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
 		catch (TimeoutException ex) {
-			future.cancel(false);
-			throw new LockException("Redis did not answer within " + this.timeout + " to " + what, ex);
+			synchronized (future) {
+				future.cancel(false);
+			}
+			throw new LockException(
+					"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, ex);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
@@ -215,21 +177,24 @@ public final class LockCommands implements AutoCloseable {
 	}
 
 	@Override
-	public synchronized void close() {
-		this.closed = true;
-		// the client may have been shut down first (its factory stopped): then the
-		// connection is closed already
-		if (this.connection != null && this.connection.isOpen()) {
-			this.connection.close();
-		}
+	public void close() {
+		this.connection.close();
 	}
 
-	private static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {
+	static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {
 		if (failure == null) {
 			result.complete(value);
 		}
 		else {
 			result.completeExceptionally(failure);
+		}
+	}
+
+	/** Sends unless the caller gave up; then nothing is sent. */
+	private static <T> CompletionStage<T> unlessAbandoned(CompletableFuture<T> result,
+			Supplier<CompletionStage<T>> command) {
+		synchronized (result) {
+			return result.isDone() ? new CompletableFuture<>() : command.get();
 		}
 	}
 

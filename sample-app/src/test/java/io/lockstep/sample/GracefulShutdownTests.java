@@ -1,0 +1,101 @@
+package io.lockstep.sample;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Closing the sample while a demo request runs, as Ctrl+C does (Spring Boot's shutdown
+ * hook closes the context): the web server lets the request finish with the embedded
+ * Redis still up (graceful shutdown), and the embedded Redis stops after that, with the
+ * application.
+ */
+class GracefulShutdownTests {
+
+	@Test
+	void theEmbeddedRedisStopsAfterTheWebServerHasDrained() throws Exception {
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
+			.properties("server.port=0", "lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms",
+					"lockstep.locks.stock.wait-time=2s")
+			.run();
+		int redisPort;
+		CompletableFuture<HttpResponse<String>> demo;
+		long closeMillis;
+		try {
+			redisPort = context.getEnvironment().getRequiredProperty("spring.data.redis.port", Integer.class);
+			int httpPort = ((WebServerApplicationContext) context).getWebServer().getPort();
+			InventoryRepository repository = context.getBean(InventoryRepository.class);
+			demo = HttpClient.newHttpClient()
+				.sendAsync(HttpRequest
+					.newBuilder(URI.create("http://127.0.0.1:" + httpPort
+							+ "/api/demo?sku=lamp&orders=200&stock=50&instances=4&locked=true"))
+					.POST(HttpRequest.BodyPublishers.noBody())
+					.build(), HttpResponse.BodyHandlers.ofString());
+			assertThat(awaitDemoUnderWay(repository, Duration.ofSeconds(20))).as("demo under way").isTrue();
+		}
+		finally {
+			long closing = System.nanoTime();
+			context.close();
+			closeMillis = (System.nanoTime() - closing) / 1_000_000;
+		}
+		HttpResponse<String> response = demo.get(30, TimeUnit.SECONDS);
+		boolean redisUp = awaitClosed(redisPort, Duration.ofSeconds(5));
+		System.out.printf("closed during a demo: close() took %d ms; the demo answered %d %s; embedded Redis %s%n",
+				closeMillis, response.statusCode(), excerpt(response.body()),
+				redisUp ? "STILL RUNNING" : "stopped after");
+		assertThat(response.statusCode()).as("the request in flight finished").isEqualTo(200);
+		assertThat(response.body()).contains("\"accepted\":50").contains("\"oversold\":0");
+		assertThat(redisUp).as("the embedded Redis stopped with the application").isFalse();
+	}
+
+	/** Polls until some but not all of the demo's orders are in. */
+	private static boolean awaitDemoUnderWay(InventoryRepository repository, Duration timeout)
+			throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (System.nanoTime() < deadline) {
+			Map<String, Integer> counts = repository.orderCounts("lamp");
+			int orders = counts.values().stream().mapToInt(Integer::intValue).sum();
+			if (orders > 0 && orders < 200) {
+				return true;
+			}
+			Thread.sleep(5);
+		}
+		return false;
+	}
+
+	/** Whether Redis still accepts connections after the timeout. */
+	private static boolean awaitClosed(int port, Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (System.nanoTime() < deadline) {
+			try (Socket socket = new Socket()) {
+				socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+			}
+			catch (IOException ex) {
+				return false;
+			}
+			Thread.sleep(50);
+		}
+		return true;
+	}
+
+	private static String excerpt(String body) {
+		return (body.length() > 120) ? body.substring(0, 120) + "…" : body;
+	}
+
+}
