@@ -22,9 +22,10 @@ public interface LockHandle extends AutoCloseable {
 	String key();
 
 	/**
-	 * The fencing token: strictly increasing per lock name across all clients and across
-	 * lease expiry; reentrant acquisitions share the token of the outermost one. For a
-	 * handle on several keys, the token of the first key in sorted order.
+	 * The fencing token: strictly increasing per key across all clients and across lease
+	 * expiry (see the backend's documentation for its assumptions, e.g. Redlock's);
+	 * reentrant acquisitions share the token of the outermost one. For a handle on
+	 * several keys, the token of the first key in sorted order.
 	 */
 	long fencingToken();
 

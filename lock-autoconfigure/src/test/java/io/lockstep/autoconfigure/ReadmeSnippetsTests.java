@@ -33,6 +33,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
@@ -290,20 +291,7 @@ class ReadmeSnippetsTests {
 	}
 
 	private static boolean eventually(BooleanSupplier condition) {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() - deadline > 0) {
-				return false;
-			}
-			try {
-				Thread.sleep(20);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
-		}
-		return true;
+		return Eventually.holds(Duration.ofSeconds(10), condition);
 	}
 
 	private static PropertySource<?> readmeYaml() {

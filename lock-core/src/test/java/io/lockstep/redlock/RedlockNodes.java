@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisURI;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 
@@ -47,20 +48,7 @@ final class RedlockNodes {
 	 * passes.
 	 */
 	static boolean eventually(Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (condition.getAsBoolean()) {
-				return true;
-			}
-			try {
-				Thread.sleep(5);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
-		}
-		return condition.getAsBoolean();
+		return Eventually.holds(timeout, condition);
 	}
 
 }
