@@ -50,10 +50,6 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		CallContext.push(this);
 	}
 
-	LockId id() {
-		return this.id;
-	}
-
 	List<Lease> parts() {
 		return this.parts;
 	}
