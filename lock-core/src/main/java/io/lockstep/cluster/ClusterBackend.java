@@ -45,6 +45,8 @@ final class ClusterBackend implements LockBackend {
 
 	private volatile String publish;
 
+	private final String clientId = ReleaseChannel.newClientId();
+
 	ClusterBackend(RedisClusterClient client, Duration commandTimeout, String keyPrefix) {
 		if (keyPrefix.contains("{") || keyPrefix.contains("}")) {
 			throw new IllegalArgumentException("'keyPrefix' must not contain '{' or '}' on a Redis Cluster, where "
@@ -107,6 +109,17 @@ final class ClusterBackend implements LockBackend {
 				fencingToken, leaseMillis));
 	}
 
+	/** Where this client hears the hand-offs of keys of the key's slot. */
+	private String handOffChannel(String key) {
+		return this.prefix + "{" + SlotTags.tag(SlotTags.slot(key)) + "}__c:" + this.clientId;
+	}
+
+	@Override
+	public CompletableFuture<?> listenForHandOffs(String key) {
+		return (this.publish != null) ? this.channel.subscribeOwn(handOffChannel(key))
+				: CompletableFuture.completedFuture(null);
+	}
+
 	@Override
 	public void leave(LockId id, String owner) {
 		releaseAsync(id, owner, true);
@@ -146,7 +159,7 @@ final class ClusterBackend implements LockBackend {
 					scriptKeys.add(queued(id.first(), "q"));
 					scriptKeys.add(queued(id.first(), "w"));
 					args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
-							Long.toString(entryMillis));
+							Long.toString(entryMillis), handOffChannel(id.first()));
 				}
 				List<Long> reply = this.commands.eval(
 						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,

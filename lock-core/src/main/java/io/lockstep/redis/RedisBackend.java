@@ -23,7 +23,8 @@ import io.lockstep.internal.engine.LockId;
  * queued for a direct hand-off of {@code <key-prefix><key>} are in the list
  * {@code <key-prefix>__q:<key>} and the hash {@code <key-prefix>__w:<key>} (user keys
  * cannot start with {@code "__"}), which expire a minute after their last waiter asked.
- * Without a replica check, a release hands the lock to the first live queued waiter.
+ * Without a replica check, a release hands the lock to the first live queued waiter and
+ * tells it on its client's channel {@code <key-prefix>__c:<client id>}.
  */
 final class RedisBackend implements LockBackend {
 
@@ -34,6 +35,9 @@ final class RedisBackend implements LockBackend {
 	private final String keyPrefix;
 
 	private final String fenceKey;
+
+	/** Where this client hears the hand-offs to its waiters. */
+	private final String handOffChannel;
 
 	private final int replicaAcks;
 
@@ -49,6 +53,7 @@ final class RedisBackend implements LockBackend {
 		this.channel = new ReleaseChannel(client, commandTimeout);
 		this.keyPrefix = keyPrefix;
 		this.fenceKey = keyPrefix + "__fence";
+		this.handOffChannel = keyPrefix + "__c:" + ReleaseChannel.newClientId();
 		this.replicaAcks = replicaAcks;
 		this.replicaAckTimeout = replicaAckTimeout;
 	}
@@ -69,7 +74,7 @@ final class RedisBackend implements LockBackend {
 				keys.add(queueKey(id.first()));
 				keys.add(tableKey(id.first()));
 				args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), handsOff() ? "q" : "w",
-						Long.toString(entryMillis));
+						Long.toString(entryMillis), this.handOffChannel);
 			}
 			reply = this.commands.eval(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
 		}
@@ -138,6 +143,11 @@ final class RedisBackend implements LockBackend {
 	@Override
 	public void onHandOff(HandOffListener listener) {
 		this.channel.onHandOff(listener);
+	}
+
+	@Override
+	public CompletableFuture<?> listenForHandOffs(String key) {
+		return this.channel.subscribeOwn(this.handOffChannel);
 	}
 
 	private String queueKey(String key) {

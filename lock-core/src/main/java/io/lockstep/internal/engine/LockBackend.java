@@ -46,8 +46,18 @@ public interface LockBackend extends AutoCloseable {
 		return false;
 	}
 
-	/** Sets the listener told of every hand-off that {@link #listen} delivers. */
+	/** Sets the listener told of the hand-offs to this client's waiters. */
 	default void onHandOff(HandOffListener listener) {
+	}
+
+	/**
+	 * Readies the delivery of hand-offs of the key to this client's waiters (a channel of
+	 * the client's own, subscribed once for its life); sends without waiting.
+	 * @return completes when hand-offs flow (or immediately when they do already or are
+	 * unavailable)
+	 */
+	default CompletableFuture<?> listenForHandOffs(String key) {
+		return CompletableFuture.completedFuture(null);
 	}
 
 	/**

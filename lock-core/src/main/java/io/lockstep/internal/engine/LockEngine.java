@@ -175,7 +175,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 				asking = id.first();
 			}
 			else {
-				waiter = this.waiters.register(id.first(), owner);
+				waiter = this.waiters.register(id.first(), owner, this.backend.handsOff());
 				ask = waiter.isHead();
 			}
 		}
@@ -240,7 +240,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 					if (waiter != null) {
 						this.waiters.unregister(waiter, false);
 					}
-					waiter = this.waiters.register(blocking, owner);
+					waiter = this.waiters.register(blocking, owner, id.size() == 1 && this.backend.handsOff());
 					// the head asks once more before it parks (a release may have come
 					// before it listened); the others wait for their turn
 					ask = waiter.isHead();

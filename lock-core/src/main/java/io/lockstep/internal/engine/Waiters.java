@@ -2,9 +2,11 @@ package io.lockstep.internal.engine;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,9 +29,11 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Where the backend {@link LockBackend#handsOff hands off}, only the key's head waiter
  * asks the storage, queued there under its owner token; a release hands it the lock and
- * the hand-off message completes its wait ({@link #handedOff}), without a further round
- * trip. A key's notifications stay subscribed for {@value #LINGER_SECONDS} s after its
- * last local waiter left, so that steady contention costs no SUBSCRIBE per wait.
+ * the hand-off message, on a channel of the client's own subscribed once for its life,
+ * completes its wait ({@link #handedOff}) without a further round trip. Waiters of other
+ * locks listen on the key's channel, which stays subscribed for {@value #LINGER_SECONDS}
+ * s after its last local waiter left, so that steady contention costs no SUBSCRIBE per
+ * wait.
  */
 final class Waiters {
 
@@ -52,6 +56,9 @@ final class Waiters {
 	private final LockBackend backend;
 
 	private final Map<String, ArrayDeque<Waiter>> waiting = new HashMap<>();
+
+	/** Keys whose release channel is subscribed (waited for, or lingering). */
+	private final Set<String> listened = new HashSet<>();
 
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Map<String, Boolean> asking = new HashMap<>();
@@ -195,21 +202,31 @@ final class Waiters {
 	}
 
 	/**
-	 * Registers the current thread as a waiter for the key, listening for its releases
-	 * first when it is the key's first local waiter. Try to acquire once more after this
-	 * before parking.
+	 * Registers the current thread as a waiter for the key. A waiter whose lock the
+	 * backend hands off listens for the hand-offs to this client (its own channel,
+	 * subscribed once); any other listens for the key's releases (its channel, subscribed
+	 * while the key has local waiters and a while after). Try to acquire once more after
+	 * this before parking.
+	 * @param handOff whether the lock is handed off to the waiter
 	 */
-	Waiter register(String key, String owner) {
+	Waiter register(String key, String owner, boolean handOff) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.backend.prepareListening();
 		Waiter waiter = new Waiter(key, owner);
-		CompletableFuture<?> listening = null;
+		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>());
-			if (queue.isEmpty() && this.lingering.remove(key) == null) {
+			if (handOff) {
+				listening = this.backend.listenForHandOffs(key);
+			}
+			else if (this.listened.add(key)) {
 				// sent (not awaited) under the monitor, so that listen and unlisten keep
 				// their order
 				listening = this.backend.listen(key);
+			}
+			else {
+				this.lingering.remove(key);
+				listening = null;
 			}
 			queue.addLast(waiter);
 		}
@@ -236,7 +253,9 @@ final class Waiters {
 			}
 			if (queue.isEmpty()) {
 				this.waiting.remove(waiter.key);
-				linger(waiter.key);
+				if (this.listened.contains(waiter.key)) {
+					linger(waiter.key);
+				}
 				return;
 			}
 			if (!acquired && waiter.woken) {
@@ -271,6 +290,7 @@ final class Waiters {
 				break;
 			}
 			oldest.remove();
+			this.listened.remove(entry.getKey());
 			this.backend.unlisten(entry.getKey());
 		}
 		if (!this.lingering.isEmpty() && !this.sweepScheduled && !this.closed) {
@@ -370,6 +390,7 @@ final class Waiters {
 		this.closed = true;
 		synchronized (this.waiting) {
 			this.lingering.clear();
+			this.listened.clear();
 			this.waiting.values().forEach((queue) -> queue.forEach(Waiter::signal));
 		}
 	}
