@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -108,6 +109,84 @@ final class ClusterBackend implements LockBackend {
 			rollback(acquired, owner, publishCommand);
 			throw ex;
 		}
+	}
+
+	/**
+	 * The same scripts, slot by slot in slot order, by the client's asynchronous API. The
+	 * very first use asks the server's version (blocking) and so runs on
+	 * {@code blocking}.
+	 */
+	@Override
+	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			Executor blocking) {
+		String publishCommand = this.publish;
+		if (publishCommand == null) {
+			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, blocking);
+		}
+		SlotAttempt attempt = new SlotAttempt(id, owner,
+				List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis)), publishCommand,
+				new ArrayList<>(bySlot(id.keys()).entrySet()));
+		return attempt.from(0).whenComplete((result, failure) -> {
+			if (failure != null) {
+				rollback(attempt.acquired, owner, publishCommand);
+			}
+		});
+	}
+
+	/** One asynchronous attempt over the slots of a lock, in slot order. */
+	private final class SlotAttempt {
+
+		private final LockId id;
+
+		private final String owner;
+
+		private final List<String> args;
+
+		private final String publishCommand;
+
+		private final List<Map.Entry<Integer, List<Integer>>> groups;
+
+		private final long[] fences;
+
+		private final List<List<String>> acquired = new ArrayList<>();
+
+		SlotAttempt(LockId id, String owner, List<String> args, String publishCommand,
+				List<Map.Entry<Integer, List<Integer>>> groups) {
+			this.id = id;
+			this.owner = owner;
+			this.args = args;
+			this.publishCommand = publishCommand;
+			this.groups = groups;
+			this.fences = new long[id.size()];
+		}
+
+		CompletableFuture<Attempt> from(int index) {
+			if (index == this.groups.size()) {
+				return CompletableFuture.completedFuture(Attempt.acquired(this.fences));
+			}
+			Map.Entry<Integer, List<Integer>> group = this.groups.get(index);
+			List<String> keys = new ArrayList<>();
+			group.getValue().forEach((key) -> keys.add(stored(this.id.keys().get(key))));
+			List<String> scriptKeys = new ArrayList<>(keys);
+			keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
+			return ClusterBackend.this.commands
+				.<List<Long>>evalBounded((keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL,
+						scriptKeys, this.args, "acquire " + keys)
+				.thenCompose((reply) -> {
+					if (reply.get(0) != 1L) {
+						rollback(this.acquired, this.owner, this.publishCommand);
+						int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
+						return CompletableFuture
+							.completedFuture(Attempt.held(reply.get(1), group.getValue().get(blocking)));
+					}
+					this.acquired.add(keys);
+					for (int i = 0; i < group.getValue().size(); i++) {
+						this.fences[group.getValue().get(i)] = reply.get(i + 1);
+					}
+					return from(index + 1);
+				});
+		}
+
 	}
 
 	private void rollback(List<List<String>> acquired, String owner, String publishCommand) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 import io.lockstep.internal.redis.LockCommands;
@@ -58,6 +59,29 @@ final class RedisBackend implements LockBackend {
 		else {
 			reply = this.commands.eval(LockCommands.ACQUIRE_ALL, keys, args, "acquire " + id.keys());
 		}
+		return attempt(id, owner, reply);
+	}
+
+	/**
+	 * The same script by the client's asynchronous API; with the replica check, the
+	 * {@code WAIT} that follows a grant runs on {@code blocking}.
+	 */
+	@Override
+	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			Executor blocking) {
+		List<String> keys = new ArrayList<>(id.keys());
+		id.keys().forEach((key) -> keys.add(this.fenceKey));
+		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+		CompletableFuture<List<Long>> reply = (id.size() == 1)
+				? this.commands.evalBounded(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'")
+				: this.commands.evalBounded(LockCommands.ACQUIRE_ALL, keys, args, "acquire " + id.keys());
+		if (this.replicaAcks == 0) {
+			return reply.thenApply((values) -> attempt(id, owner, values));
+		}
+		return reply.thenApplyAsync((values) -> attempt(id, owner, values), blocking);
+	}
+
+	private Attempt attempt(LockId id, String owner, List<Long> reply) {
 		if (reply.get(0) == 1L) {
 			long[] fences = new long[id.size()];
 			for (int i = 0; i < fences.length; i++) {

@@ -37,12 +37,29 @@ final class Waiters {
 		backend.onRelease(this::released);
 	}
 
-	/** A thread waiting for one key. */
+	/**
+	 * Told, instead of unparking a thread, when an asynchronous waiter is signalled or
+	 * promoted; called under the waiters' monitor, possibly on the storage client's I/O
+	 * thread, so it only hands over to another thread.
+	 */
+	interface Wakeable {
+
+		/** A release may have freed the key: try again. */
+		void signalled();
+
+		/** It became the key's head waiter: it takes over the re-checks. */
+		void promoted();
+
+	}
+
+	/** A thread (or an asynchronous acquisition) waiting for one key. */
 	final class Waiter {
 
 		private final String key;
 
-		private final Thread thread = Thread.currentThread();
+		private final Thread thread;
+
+		private final Wakeable wakeable;
 
 		private volatile boolean signalled;
 
@@ -55,6 +72,14 @@ final class Waiters {
 
 		private Waiter(String key) {
 			this.key = key;
+			this.thread = Thread.currentThread();
+			this.wakeable = null;
+		}
+
+		private Waiter(String key, Wakeable wakeable) {
+			this.key = key;
+			this.thread = null;
+			this.wakeable = wakeable;
 		}
 
 		String key() {
@@ -101,6 +126,22 @@ final class Waiters {
 			return Math.min(park, RECHECK_NANOS);
 		}
 
+		/**
+		 * For an asynchronous waiter about to try again: the next release signals it
+		 * again (a blocking waiter re-arms when it wakes).
+		 */
+		void rearm() {
+			this.signalled = false;
+		}
+
+		/**
+		 * For an asynchronous waiter: how long to wait before re-trying unwoken, as
+		 * {@link #await} parks.
+		 */
+		long waitNanos(long maxNanos, long holderTtlMillis) {
+			return isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos;
+		}
+
 		private boolean isHead() {
 			synchronized (Waiters.this.waiting) {
 				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
@@ -111,7 +152,12 @@ final class Waiters {
 		/** It is the head now: it takes over the re-checks. */
 		private void promote() {
 			this.promoted = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.promoted();
+			}
 		}
 
 		private boolean signal() {
@@ -120,7 +166,12 @@ final class Waiters {
 			}
 			this.woken = true;
 			this.signalled = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.signalled();
+			}
 			return true;
 		}
 
@@ -149,6 +200,36 @@ final class Waiters {
 			this.backend.awaitListening(listening);
 		}
 		return waiter;
+	}
+
+	/**
+	 * Registers an asynchronous waiter for the key, like {@link #register} but without
+	 * blocking: the caller readies the notification channel first
+	 * ({@link LockBackend#prepareListening()}, on a thread that may block) and tries to
+	 * acquire once more when {@code listening} completes. It leaves by
+	 * {@link #unregister}; a signal after {@link Wakeable#signalled()} needs
+	 * {@link Waiter#rearm()}.
+	 */
+	AsyncRegistration registerAsync(String key, Wakeable wakeable) {
+		Waiter waiter = new Waiter(key, wakeable);
+		CompletableFuture<?> listening = CompletableFuture.completedFuture(null);
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>());
+			if (queue.isEmpty()) {
+				listening = this.backend.listen(key);
+			}
+			queue.addLast(waiter);
+		}
+		return new AsyncRegistration(waiter, listening);
+	}
+
+	/**
+	 * An asynchronous waiter and its subscription.
+	 *
+	 * @param waiter the waiter
+	 * @param listening completes when notifications of the key flow
+	 */
+	record AsyncRegistration(Waiter waiter, CompletableFuture<?> listening) {
 	}
 
 	/**

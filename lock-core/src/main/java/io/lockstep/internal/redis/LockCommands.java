@@ -112,6 +112,39 @@ public final class LockCommands implements AutoCloseable {
 		return result;
 	}
 
+	/**
+	 * Runs a script without blocking, bounded like {@link #eval}: the future fails with a
+	 * {@link LockException} when Redis fails or does not answer within the command
+	 * timeout (a command still waiting for the connection then is never sent, as in
+	 * {@link #await}). It may complete on the client's I/O thread.
+	 */
+	public <T> CompletableFuture<T> evalBounded(RedisScript<?> script, List<String> keys, List<String> args,
+			String what) {
+		CompletableFuture<T> reply = evalAsync(script, keys, args);
+		CompletableFuture<T> result = new CompletableFuture<>();
+		CompletableFuture.delayedExecutor(this.timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+			synchronized (reply) {
+				if (!reply.isDone()) {
+					reply.completeExceptionally(new TimeoutException());
+				}
+			}
+		});
+		reply.whenComplete((value, failure) -> {
+			if (failure == null) {
+				result.complete(value);
+			}
+			else if (failure instanceof TimeoutException) {
+				result.completeExceptionally(new LockException(
+						"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, failure));
+			}
+			else {
+				result.completeExceptionally(
+						new LockException("Redis failed to " + what + ": " + failure.getMessage(), failure));
+			}
+		});
+		return result;
+	}
+
 	/** Runs a script and waits for its reply, at most the command timeout. */
 	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
 		return await(evalAsync(script, keys, args), what);
