@@ -1,5 +1,7 @@
 package io.lockstep.internal.redis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -258,8 +260,18 @@ public final class LockCommands implements AutoCloseable {
 		return script(name, List.class);
 	}
 
+	/**
+	 * Reads the script's file once, here: a script made from the resource itself would
+	 * read the file again for every EVAL after a NOSCRIPT, on the client's I/O thread.
+	 */
 	private static <T> RedisScript<T> script(String name, Class<T> type) {
-		return RedisScript.of(new ClassPathResource("io/lockstep/redis/" + name + ".lua"), type);
+		ClassPathResource resource = new ClassPathResource("io/lockstep/redis/" + name + ".lua");
+		try {
+			return RedisScript.of(resource.getContentAsString(StandardCharsets.UTF_8), type);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read " + resource, ex);
+		}
 	}
 
 }
