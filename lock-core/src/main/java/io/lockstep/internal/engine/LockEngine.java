@@ -1,5 +1,6 @@
 package io.lockstep.internal.engine;
 
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,7 +41,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(LockEngine.class);
 
-	private static final SecureRandom random = new SecureRandom();
+	private static final SecureRandom random = secureRandom();
 
 	private static final HexFormat hex = HexFormat.of();
 
@@ -523,6 +524,23 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	public int keysWaitedFor() {
 		return this.waiters.keysWaitedFor();
+	}
+
+	/**
+	 * A DRBG (NIST SP 800-90A), seeded once, here: it never reads {@code /dev/urandom}
+	 * again, so a token is made without I/O, also on a non-blocking (reactive) thread.
+	 */
+	private static SecureRandom secureRandom() {
+		SecureRandom random;
+		try {
+			random = SecureRandom.getInstance("DRBG");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			random = new SecureRandom();
+		}
+		// seeds it now (a DRBG seeds on first use)
+		random.nextBytes(new byte[16]);
+		return random;
 	}
 
 	private static byte[] nextToken() {
