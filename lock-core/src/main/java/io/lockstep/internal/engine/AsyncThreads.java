@@ -1,7 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -20,9 +20,9 @@ import org.slf4j.LoggerFactory;
  * ({@code lockstep-async-N}) that complete the caller-visible futures, so that the
  * caller's code never runs on the storage client's I/O threads, and that run what may
  * block: a release (bounded by the command timeout), readying the notification channel,
- * an attempt of a backend without an asynchronous client. All are daemon threads; a
- * failing task is logged and harms no other. Created on first use, closed with the
- * engine.
+ * an attempt of a backend without an asynchronous client. Handing a task over never
+ * blocks the caller (a lock-free queue). All are daemon threads; a failing task is logged
+ * and harms no other. Created on first use, closed with the engine.
  */
 final class AsyncThreads implements AutoCloseable {
 
@@ -37,7 +37,7 @@ final class AsyncThreads implements AutoCloseable {
 		this.timer.setRemoveOnCancelPolicy(true);
 		AtomicInteger count = new AtomicInteger();
 		int size = Math.max(2, Runtime.getRuntime().availableProcessors());
-		this.workers = new ThreadPoolExecutor(size, size, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+		this.workers = new ThreadPoolExecutor(size, size, 10, TimeUnit.SECONDS, new LinkedTransferQueue<>(),
 				(task) -> daemon(task, "lockstep-async-" + count.incrementAndGet()));
 		this.workers.allowCoreThreadTimeOut(true);
 	}
