@@ -15,6 +15,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lockstep.DistributedLock;
 import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
 import io.lockstep.ReactiveLockTemplate;
@@ -145,6 +146,25 @@ class ReactiveMethodsBlockHoundTests {
 			System.out.printf("annotated Flux: cancel to key gone %.2f ms; blocking calls: %d%n",
 					(gone - cancelled) / 1e6, blockingCalls.size());
 			assertThat((gone - cancelled) / 1e6).isLessThan(200);
+			assertThat(context.getBean(Ledger.class).followCancelled).isTrue();
+			assertThat(blockingCalls).as("blocking calls on non-blocking threads").isEmpty();
+		});
+	}
+
+	@Test
+	void aLostLeaseEndsTheAnnotatedFluxWithLockLostException() {
+		this.contextRunner.withPropertyValues("lockstep.lease-time=900ms").run((context) -> {
+			Stock stock = context.getBean(Stock.class);
+			long[] deletedAt = { 0 };
+			StepVerifier.create(stock.follow("cup").subscribeOn(Schedulers.parallel())).expectNextCount(3).then(() -> {
+				deletedAt[0] = System.nanoTime();
+				assertThat(this.probe.del("reactive:stock:cup")).isOne();
+			}).thenConsumeWhile((tick) -> true).expectErrorSatisfies((error) -> {
+				double millis = (System.nanoTime() - deletedAt[0]) / 1e6;
+				System.out.printf("annotated Flux, key deleted from outside: %s in the stream after %.0f ms%n",
+						error.getClass().getSimpleName(), millis);
+				assertThat(error).isInstanceOf(LockLostException.class).hasMessageContaining("reactive:stock:cup");
+			}).verify(Duration.ofSeconds(10));
 			assertThat(context.getBean(Ledger.class).followCancelled).isTrue();
 			assertThat(blockingCalls).as("blocking calls on non-blocking threads").isEmpty();
 		});

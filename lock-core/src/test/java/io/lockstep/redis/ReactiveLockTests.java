@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.ReactiveLockTemplate;
@@ -254,6 +255,32 @@ class ReactiveLockTests {
 			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
 					() -> this.probe.exists("lockstep:order:7") == 0))
 				.isTrue();
+		}
+	}
+
+	@Test
+	void redisDownEndsTheStreamWithALockExceptionAndTheWorkNeverRuns(RedisFixture fixture) {
+		RedisNode down = fixture.standalone();
+		RedisClient client = TestLocks.client(down);
+		down.kill();
+		try (RedisLockTemplate blocking = TestLocks.builder(client)
+			.waitTime(Duration.ofMillis(500))
+			.commandTimeout(Duration.ofMillis(200))
+			.build()) {
+			AtomicBoolean ran = new AtomicBoolean();
+			long start = System.nanoTime();
+			StepVerifier
+				.create(ReactiveLocks.of(blocking).execute("order:8", (lock) -> Mono.fromRunnable(() -> ran.set(true))))
+				.expectErrorSatisfies((error) -> {
+					System.out.printf("Redis down: %s after %d ms: %s%n", error.getClass().getSimpleName(),
+							(System.nanoTime() - start) / 1_000_000, error.getMessage());
+					assertThat(error).isExactlyInstanceOf(LockException.class).hasMessageContaining("lockstep:order:8");
+				})
+				.verify(Duration.ofSeconds(10));
+			assertThat(ran).isFalse();
+		}
+		finally {
+			client.shutdown();
 		}
 	}
 

@@ -315,12 +315,14 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		submit();
 	}
 
+	/** Called under the waiters' monitor: hands over, never takes this one's. */
 	private void submit() {
 		try {
 			this.threads.workers().execute(this::attempt);
 		}
 		catch (LockException ex) {
-			fail(ex);
+			// the engine is closing
+			CompletableFuture.runAsync(() -> fail(ex));
 		}
 	}
 
