@@ -30,6 +30,9 @@ import org.slf4j.LoggerFactory;
  * released when a later one is held), and renewals and releases are batched per slot.
  * Notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH) from Redis 7, and fall back to
  * PUBLISH/SUBSCRIBE, which the Cluster broadcasts to every node, before it (one WARN).
+ * The waiters queued for a direct hand-off of a key are in
+ * {@code <prefix>{<tag>}__q:<rest>} and {@code <prefix>{<tag>}__w:<rest>}, in the key's
+ * slot.
  */
 final class ClusterBackend implements LockBackend {
 
@@ -65,6 +68,51 @@ final class ClusterBackend implements LockBackend {
 		return this.prefix + stored.substring(close + 1);
 	}
 
+	private String queued(String key, String kind) {
+		String rest = key.startsWith(this.prefix) ? key.substring(this.prefix.length()) : key;
+		return this.prefix + "{" + SlotTags.tag(SlotTags.slot(key)) + "}__" + kind + ":" + rest;
+	}
+
+	/**
+	 * The release script's keys for logical keys of one slot: the stored keys, their
+	 * waiter queues, waiter tables and the slot's fencing counter.
+	 */
+	private List<String> releaseKeys(List<String> keys) {
+		List<String> all = new ArrayList<>();
+		keys.forEach((key) -> all.add(stored(key)));
+		keys.forEach((key) -> all.add(queued(key, "q")));
+		keys.forEach((key) -> all.add(queued(key, "w")));
+		keys.forEach((key) -> all.add(fenceKey(SlotTags.slot(key))));
+		return all;
+	}
+
+	private List<String> releaseArgs(String owner, boolean leave) {
+		return List.of(owner, "released", publishCommand(), "queues", leave ? "leave" : "");
+	}
+
+	private void releaseAsync(LockId id, String owner, boolean leave) {
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> id.keys().get(index)).toList();
+			this.commands.evalAsync(LockCommands.RELEASE, releaseKeys(keys), releaseArgs(owner, leave));
+		}
+	}
+
+	@Override
+	public boolean handsOff() {
+		return true;
+	}
+
+	@Override
+	public void onHandOff(HandOffListener listener) {
+		this.channel.onHandOff((stored, owner, fencingToken, leaseMillis) -> listener.handedOff(logical(stored), owner,
+				fencingToken, leaseMillis));
+	}
+
+	@Override
+	public void leave(LockId id, String owner) {
+		releaseAsync(id, owner, true);
+	}
+
 	private String fenceKey(int slot) {
 		return this.prefix + "{" + SlotTags.tag(slot) + "}__fence";
 	}
@@ -80,6 +128,11 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0);
+	}
+
+	@Override
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
 		String publishCommand = publishCommand();
 		long[] fences = new long[id.size()];
 		List<List<String>> acquired = new ArrayList<>();
@@ -90,6 +143,12 @@ final class ClusterBackend implements LockBackend {
 				List<String> scriptKeys = new ArrayList<>(keys);
 				keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
 				List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+				if (id.size() == 1 && entryMillis > 0) {
+					scriptKeys.add(queued(id.first(), "q"));
+					scriptKeys.add(queued(id.first(), "w"));
+					args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
+							Long.toString(entryMillis));
+				}
 				List<Long> reply = this.commands.eval(
 						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,
 						"acquire " + keys);
@@ -118,13 +177,19 @@ final class ClusterBackend implements LockBackend {
 	 */
 	@Override
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			Executor blocking) {
+			long entryMillis, Executor blocking) {
 		String publishCommand = this.publish;
 		if (publishCommand == null) {
-			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, blocking);
+			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, entryMillis, blocking);
 		}
-		SlotAttempt attempt = new SlotAttempt(id, owner,
-				List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis)), publishCommand,
+		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+		List<String> queueKeys = List.of();
+		if (id.size() == 1 && entryMillis > 0) {
+			queueKeys = List.of(queued(id.first(), "q"), queued(id.first(), "w"));
+			args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
+					Long.toString(entryMillis));
+		}
+		SlotAttempt attempt = new SlotAttempt(id, owner, args, queueKeys, publishCommand,
 				new ArrayList<>(bySlot(id.keys()).entrySet()));
 		return attempt.from(0).whenComplete((result, failure) -> {
 			if (failure != null) {
@@ -142,6 +207,9 @@ final class ClusterBackend implements LockBackend {
 
 		private final List<String> args;
 
+		/** A one-key lock's queue keys, appended to its script's keys, or none. */
+		private final List<String> queueKeys;
+
 		private final String publishCommand;
 
 		private final List<Map.Entry<Integer, List<Integer>>> groups;
@@ -150,11 +218,12 @@ final class ClusterBackend implements LockBackend {
 
 		private final List<List<String>> acquired = new ArrayList<>();
 
-		SlotAttempt(LockId id, String owner, List<String> args, String publishCommand,
+		SlotAttempt(LockId id, String owner, List<String> args, List<String> queueKeys, String publishCommand,
 				List<Map.Entry<Integer, List<Integer>>> groups) {
 			this.id = id;
 			this.owner = owner;
 			this.args = args;
+			this.queueKeys = queueKeys;
 			this.publishCommand = publishCommand;
 			this.groups = groups;
 			this.fences = new long[id.size()];
@@ -169,6 +238,7 @@ final class ClusterBackend implements LockBackend {
 			group.getValue().forEach((key) -> keys.add(stored(this.id.keys().get(key))));
 			List<String> scriptKeys = new ArrayList<>(keys);
 			keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
+			scriptKeys.addAll(this.queueKeys);
 			return ClusterBackend.this.commands
 				.<List<Long>>evalBounded((keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL,
 						scriptKeys, this.args, "acquire " + keys)
@@ -236,11 +306,10 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public int release(LockId id, String owner) {
-		String publishCommand = publishCommand();
 		int deleted = 0;
 		for (List<Integer> group : bySlot(id.keys()).values()) {
-			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			Long count = this.commands.eval(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand),
+			List<String> keys = group.stream().map((index) -> id.keys().get(index)).toList();
+			Long count = this.commands.eval(LockCommands.RELEASE, releaseKeys(keys), releaseArgs(owner, false),
 					"release " + keys);
 			deleted += count.intValue();
 		}
@@ -261,10 +330,7 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public void releaseQuietly(LockId id, String owner) {
-		for (List<Integer> group : bySlot(id.keys()).values()) {
-			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand()));
-		}
+		releaseAsync(id, owner, false);
 	}
 
 	@Override

@@ -28,17 +28,51 @@ public interface LockBackend extends AutoCloseable {
 	Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis);
 
 	/**
-	 * Like {@link #tryAcquire} without blocking the caller: the future completes with the
-	 * attempt, or exceptionally with a {@link io.lockstep.LockException} (bounded by the
-	 * command timeout, like the blocking attempt). It may complete on the storage
-	 * client's I/O thread: the engine moves on to its own threads before running anything
-	 * else. The default runs the blocking attempt on {@code blocking}, a thread of the
-	 * engine that may block; backends with an asynchronous client override it.
+	 * Like {@link #tryAcquire(LockId, String, long, long)}, for a caller that waits when
+	 * the lock is held: the storage marks the held keys as waited for, so that their
+	 * release notifies, and, where it {@link #handsOff hands off}, queues the owner of a
+	 * one-key lock for a direct hand-off. The queue entry lives {@code entryMillis}
+	 * unless the caller asks again first.
+	 */
+	default Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis);
+	}
+
+	/**
+	 * Whether a release hands a one-key lock directly to its first queued waiter (a fresh
+	 * lease and fencing token, told to the {@link #onHandOff listener}) instead of
+	 * freeing it for whoever asks first.
+	 */
+	default boolean handsOff() {
+		return false;
+	}
+
+	/** Sets the listener told of every hand-off that {@link #listen} delivers. */
+	default void onHandOff(HandOffListener listener) {
+	}
+
+	/**
+	 * A queued waiter gives up: it leaves the lock's queue and releases the lock if it
+	 * was handed to it meanwhile; sends without waiting.
+	 */
+	default void leave(LockId id, String owner) {
+		releaseQuietly(id, owner);
+	}
+
+	/**
+	 * Like {@link #tryAcquire(LockId, String, long, long, long)} without blocking the
+	 * caller: the future completes with the attempt, or exceptionally with a
+	 * {@link io.lockstep.LockException} (bounded by the command timeout, like the
+	 * blocking attempt). It may complete on the storage client's I/O thread: the engine
+	 * moves on to its own threads before running anything else. The default runs the
+	 * blocking attempt on {@code blocking}, a thread of the engine that may block;
+	 * backends with an asynchronous client override it.
 	 * @param blocking where the default runs the blocking attempt
 	 */
 	default CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			Executor blocking) {
-		return CompletableFuture.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis), blocking);
+			long entryMillis, Executor blocking) {
+		return CompletableFuture.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis),
+				blocking);
 	}
 
 	/**
@@ -135,6 +169,20 @@ public interface LockBackend extends AutoCloseable {
 		public static Attempt held(long holderTtlMillis, int blockingIndex) {
 			return new Attempt(false, null, holderTtlMillis, blockingIndex);
 		}
+
+	}
+
+	/** Told of a hand-off: the key now holds the owner's token with a fresh lease. */
+	@FunctionalInterface
+	interface HandOffListener {
+
+		/**
+		 * @param key the lock key
+		 * @param owner the waiter's owner token
+		 * @param fencingToken the lock's new fencing token
+		 * @param leaseMillis the lease the key was given when handed off
+		 */
+		void handedOff(String key, String owner, long fencingToken, long leaseMillis);
 
 	}
 
