@@ -88,7 +88,23 @@ final class Waiters {
 	record HandOff(long fencingToken, long leaseMillis) {
 	}
 
-	/** A thread waiting for one key. */
+	/**
+	 * Told, instead of unparking a thread, when an asynchronous waiter is signalled (a
+	 * release, or the lock handed to it: see {@link Waiter#handOff()}) or promoted;
+	 * called under the waiters' monitor, possibly on the storage client's I/O thread, so
+	 * it only hands over to another thread.
+	 */
+	interface Wakeable {
+
+		/** A release may have freed the key, or the lock was handed to it: go on. */
+		void signalled();
+
+		/** It became the key's head waiter: it asks now. */
+		void promoted();
+
+	}
+
+	/** A thread (or an asynchronous acquisition) waiting for one key. */
 	final class Waiter {
 
 		private final String key;
@@ -96,7 +112,9 @@ final class Waiters {
 		/** The owner token it asks with; changes only under the monitor. */
 		private String owner;
 
-		private final Thread thread = Thread.currentThread();
+		private final Thread thread;
+
+		private final Wakeable wakeable;
 
 		/** Set once, under the monitor, when the lock was handed to this waiter. */
 		private volatile HandOff handOff;
@@ -113,6 +131,15 @@ final class Waiters {
 		private Waiter(String key, String owner) {
 			this.key = key;
 			this.owner = owner;
+			this.thread = Thread.currentThread();
+			this.wakeable = null;
+		}
+
+		private Waiter(String key, String owner, Wakeable wakeable) {
+			this.key = key;
+			this.owner = owner;
+			this.thread = null;
+			this.wakeable = wakeable;
 		}
 
 		String key() {
@@ -176,6 +203,22 @@ final class Waiters {
 			return Math.min(park, RECHECK_NANOS);
 		}
 
+		/**
+		 * For an asynchronous waiter about to ask again: the next release signals it
+		 * again (a blocking waiter re-arms when it wakes).
+		 */
+		void rearm() {
+			this.signalled = false;
+		}
+
+		/**
+		 * For an asynchronous waiter: how long to wait before asking again unwoken, as
+		 * {@link #await} parks.
+		 */
+		long waitNanos(long maxNanos, long holderTtlMillis) {
+			return isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos;
+		}
+
 		boolean isHead() {
 			synchronized (Waiters.this.waiting) {
 				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
@@ -186,7 +229,12 @@ final class Waiters {
 		/** It is the head now: it takes over the re-checks. */
 		private void promote() {
 			this.promoted = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.promoted();
+			}
 		}
 
 		private boolean signal() {
@@ -195,7 +243,12 @@ final class Waiters {
 			}
 			this.woken = true;
 			this.signalled = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.signalled();
+			}
 			return true;
 		}
 
@@ -207,7 +260,8 @@ final class Waiters {
 	 * subscribed once); any other listens for the key's releases (its channel, subscribed
 	 * while the key has local waiters and a while after). Try to acquire once more after
 	 * this before parking.
-	 * @param handOff whether the lock is handed off to the waiter
+	 * @param handOff whether the lock is handed off to the waiter (a one-key lock on a
+	 * backend that {@link LockBackend#handsOff hands off})
 	 */
 	Waiter register(String key, String owner, boolean handOff) {
 		// outside the monitor: connecting may take up to the command timeout
@@ -215,25 +269,60 @@ final class Waiters {
 		Waiter waiter = new Waiter(key, owner);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>());
-			if (handOff) {
-				listening = this.backend.listenForHandOffs(key);
-			}
-			else if (this.listened.add(key)) {
-				// sent (not awaited) under the monitor, so that listen and unlisten keep
-				// their order
-				listening = this.backend.listen(key);
-			}
-			else {
-				this.lingering.remove(key);
-				listening = null;
-			}
-			queue.addLast(waiter);
+			listening = enqueue(waiter, handOff);
 		}
 		if (listening != null) {
 			this.backend.awaitListening(listening);
 		}
 		return waiter;
+	}
+
+	/**
+	 * Adds the waiter to its key's local queue and starts listening for what wakes it.
+	 * Under the monitor, so that listen and unlisten keep their order (sent, not
+	 * awaited).
+	 * @return completes when notifications flow, or {@code null} when they do already
+	 */
+	private CompletableFuture<?> enqueue(Waiter waiter, boolean handOff) {
+		String key = waiter.key;
+		CompletableFuture<?> listening = null;
+		if (handOff) {
+			listening = this.backend.listenForHandOffs(key);
+		}
+		else if (this.listened.add(key)) {
+			listening = this.backend.listen(key);
+		}
+		else {
+			this.lingering.remove(key);
+		}
+		this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>()).addLast(waiter);
+		return listening;
+	}
+
+	/**
+	 * Registers an asynchronous waiter for the key, like {@link #register} but without
+	 * blocking: the caller readies the notification channel first
+	 * ({@link LockBackend#prepareListening()}, on a thread that may block) and tries to
+	 * acquire once more when {@code listening} completes. It leaves by
+	 * {@link #unregister}; a signal after {@link Wakeable#signalled()} needs
+	 * {@link Waiter#rearm()}.
+	 */
+	AsyncRegistration registerAsync(String key, String owner, boolean handOff, Wakeable wakeable) {
+		Waiter waiter = new Waiter(key, owner, wakeable);
+		CompletableFuture<?> listening;
+		synchronized (this.waiting) {
+			listening = enqueue(waiter, handOff);
+		}
+		return new AsyncRegistration(waiter, (listening != null) ? listening : CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * An asynchronous waiter and its subscription.
+	 *
+	 * @param waiter the waiter
+	 * @param listening completes when notifications of the key flow
+	 */
+	record AsyncRegistration(Waiter waiter, CompletableFuture<?> listening) {
 	}
 
 	/**
@@ -352,7 +441,12 @@ final class Waiters {
 						waiter.handOff = new HandOff(fencingToken, leaseMillis);
 						waiter.woken = true;
 						waiter.signalled = true;
-						LockSupport.unpark(waiter.thread);
+						if (waiter.thread != null) {
+							LockSupport.unpark(waiter.thread);
+						}
+						else {
+							waiter.wakeable.signalled();
+						}
 						return true;
 					}
 				}
