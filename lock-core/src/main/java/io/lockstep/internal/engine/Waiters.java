@@ -1,13 +1,13 @@
 package io.lockstep.internal.engine;
 
 import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -55,13 +55,14 @@ final class Waiters {
 
 	private final LockBackend backend;
 
-	private final Map<String, ArrayDeque<Waiter>> waiting = new HashMap<>();
+	/** The local waiters of each key; changed under its own monitor, read without. */
+	private final Map<String, ArrayDeque<Waiter>> waiting = new ConcurrentHashMap<>();
 
 	/** Keys whose release channel is subscribed (waited for, or lingering). */
 	private final Set<String> listened = new HashSet<>();
 
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
-	private final Map<String, Boolean> asking = new HashMap<>();
+	private final Set<String> asking = ConcurrentHashMap.newKeySet();
 
 	/**
 	 * Keys subscribed without local waiters, by when their last waiter left; in order.
@@ -413,19 +414,12 @@ final class Waiters {
 	 * @return whether to ask
 	 */
 	boolean beginAsking(String key) {
-		synchronized (this.waiting) {
-			if (this.waiting.containsKey(key) || this.asking.containsKey(key)) {
-				return false;
-			}
-			this.asking.put(key, Boolean.TRUE);
-			return true;
-		}
+		// without the monitor: a caller that races a new waiter only asks once more
+		return !this.waiting.containsKey(key) && this.asking.add(key);
 	}
 
 	void endAsking(String key) {
-		synchronized (this.waiting) {
-			this.asking.remove(key);
-		}
+		this.asking.remove(key);
 	}
 
 	/**

@@ -44,9 +44,12 @@ final class Watchdog implements AutoCloseable {
 
 	private final ScheduledThreadPoolExecutor scheduler;
 
-	private ScheduledFuture<?> next;
+	/**
+	 * The scheduled pass, or {@code null} while a pass runs; written under the monitor.
+	 */
+	private volatile ScheduledFuture<?> next;
 
-	private long nextAt;
+	private volatile long nextAt;
 
 	private volatile long lastFailureNanos;
 
@@ -74,7 +77,13 @@ final class Watchdog implements AutoCloseable {
 
 	/** A lease was added: make sure a pass runs by its first renewal or deadline. */
 	void wake(Lease lease) {
-		schedule(Math.min(lease.deadlineNanos(), nextRenewal(lease)));
+		long at = Math.min(lease.deadlineNanos(), nextRenewal(lease));
+		// a pass scheduled by then has not started (it clears next first), so it sees the
+		// lease, which is in the set already: no need to take the monitor
+		if (this.next != null && this.nextAt - at <= 0) {
+			return;
+		}
+		schedule(at);
 	}
 
 	/** Whether leases are held and the most recent renewal failed to reach storage. */
