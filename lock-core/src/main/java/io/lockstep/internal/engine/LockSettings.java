@@ -171,12 +171,33 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 			throw new LockKeyException("Lock keys starting with '__' are reserved, got '" + key + "'");
 		}
 		String redisKey = this.keyPrefix + ((this.name != null) ? this.name + ":" : "") + key;
+		checkWellFormed(redisKey);
 		int bytes = redisKey.getBytes(StandardCharsets.UTF_8).length;
 		if (bytes > MAX_KEY_BYTES) {
 			throw new LockKeyException("Lock key is " + bytes + " bytes as a Redis key, over the limit of "
 					+ MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
 		}
 		return redisKey;
+	}
+
+	/**
+	 * Refuses a key with an unpaired surrogate: UTF-8 cannot encode it, and Java's
+	 * encoder writes {@code '?'} instead, so {@code "k"} followed by a lone U+D800 would
+	 * be the Redis key of {@code "k?"}: another lock.
+	 */
+	private static void checkWellFormed(String redisKey) {
+		for (int i = 0; i < redisKey.length(); i++) {
+			char c = redisKey.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < redisKey.length()
+					&& Character.isLowSurrogate(redisKey.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				throw new LockKeyException("Lock key '" + redisKey + "' has an unpaired surrogate (\\u"
+						+ Integer.toHexString(c).toUpperCase() + " at index " + i
+						+ "), which UTF-8 cannot encode: it would be stored as another key");
+			}
+		}
 	}
 
 	/** The lock of one key. */
