@@ -7,6 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 
+import javax.net.ssl.SSLException;
+
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
@@ -104,7 +106,7 @@ final class LazyConnection implements AutoCloseable {
 			opened.setTimeout(this.timeout);
 		}
 		catch (RuntimeException ex) {
-			failQueued(new LockException("Cannot connect to Redis: " + ex.getMessage(), ex));
+			failQueued(new LockException("Cannot connect to Redis: " + ex.getMessage() + reason(ex), ex));
 			return;
 		}
 		synchronized (this) {
@@ -171,6 +173,21 @@ final class LazyConnection implements AutoCloseable {
 			}
 		}
 
+	}
+
+	/**
+	 * Why a connection failed, when the client's own message does not say: a TLS
+	 * handshake (an untrusted certificate, say) or the root cause.
+	 */
+	private static String reason(Throwable failure) {
+		Throwable root = failure;
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SSLException) {
+				return " (TLS handshake failed: " + cause.getMessage() + ")";
+			}
+			root = cause;
+		}
+		return (root != failure) ? " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")" : "";
 	}
 
 }
