@@ -23,11 +23,14 @@ import org.springframework.expression.spel.ast.Assign;
 import org.springframework.expression.spel.ast.CompoundExpression;
 import org.springframework.expression.spel.ast.ConstructorReference;
 import org.springframework.expression.spel.ast.FunctionReference;
+import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.MethodReference;
 import org.springframework.expression.spel.ast.OpDec;
 import org.springframework.expression.spel.ast.OpInc;
 import org.springframework.expression.spel.ast.Projection;
 import org.springframework.expression.spel.ast.PropertyOrFieldReference;
 import org.springframework.expression.spel.ast.Selection;
+import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
@@ -37,11 +40,13 @@ import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
 /**
  * Parses (once per method, cached) and evaluates key expressions. Parsing rejects type
  * references ({@code T(...)}), constructors, assignments, function calls, variables that
- * are not parameters and expressions over {@value #MAX_LENGTH} characters. Evaluation
- * sees the parameters ({@code #name}, {@code #p0}, {@code #a0}), beans ({@code @name})
- * and the {@link LockExpressionRoot}; it locates no types, calls no constructors, writes
- * no properties, and calls no methods on {@code Class} objects. The values of arguments
- * are data, never parsed as expressions.
+ * are not parameters, members that lead into reflection, class loading or the runtime
+ * ({@code getClass()}, {@code .class}, {@code forName}, {@code invoke}, {@code exec},
+ * ...) and expressions over {@value #MAX_LENGTH} characters. Evaluation sees the
+ * parameters ({@code #name}, {@code #p0}, {@code #a0}), beans ({@code @name}) and the
+ * {@link LockExpressionRoot}; it locates no types, calls no constructors, writes no
+ * properties, and calls no methods on {@code Class} objects. The values of arguments are
+ * data, never parsed as expressions.
  */
 final class LockKeyExpressions extends CachedExpressionEvaluator {
 
@@ -50,6 +55,17 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 	/** The properties of {@link LockExpressionRoot}, readable without a prefix. */
 	private static final List<String> ROOT_PROPERTIES = List.of("method", "methodName", "args", "target",
 			"targetClass");
+
+	/**
+	 * Methods and properties that a key has no use for and that lead into reflection,
+	 * class loading or the runtime.
+	 */
+	private static final Set<String> REFLECTION = Set.of("getClass", "class", "forName", "getClassLoader",
+			"classLoader", "loadClass", "invoke", "newInstance", "getMethod", "getMethods", "getDeclaredMethod",
+			"getDeclaredMethods", "declaredMethods", "getField", "getFields", "getDeclaredField", "getDeclaredFields",
+			"declaredFields", "getConstructor", "getConstructors", "getDeclaredConstructor", "getDeclaredConstructors",
+			"declaredConstructors", "getDeclaringClass", "declaringClass", "setAccessible", "getRuntime", "exec",
+			"exit", "halt");
 
 	private static final TypeLocator noTypes = (typeName) -> {
 		throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
@@ -158,6 +174,11 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 		if (node instanceof Assign || node instanceof OpInc || node instanceof OpDec) {
 			throw new IllegalArgumentException("assignments ('" + node.toStringAST() + "') are not allowed");
 		}
+		String member = member(node);
+		if (member != null && REFLECTION.contains(member)) {
+			throw new IllegalArgumentException("uses '" + member + "', which leads into reflection, class loading or "
+					+ "the runtime; a key reads parameters, their properties and beans");
+		}
 		if (node instanceof FunctionReference) {
 			throw new IllegalArgumentException("function calls ('" + node.toStringAST() + "') are not allowed");
 		}
@@ -172,6 +193,20 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 		for (int i = 0; i < node.getChildCount(); i++) {
 			check(node.getChild(i), variables);
 		}
+	}
+
+	/** The method or property a node reads by name, also as {@code ['name']}. */
+	private static String member(SpelNode node) {
+		if (node instanceof MethodReference method) {
+			return method.getName();
+		}
+		if (node instanceof PropertyOrFieldReference property) {
+			return property.getName();
+		}
+		if (node instanceof Indexer && node.getChildCount() == 1 && node.getChild(0) instanceof StringLiteral name) {
+			return (String) name.getLiteralValue().getValue();
+		}
+		return null;
 	}
 
 }
