@@ -1,8 +1,14 @@
 package io.lockstep.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -20,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * Lockstep under a least-privilege Redis ACL user: the commands and key and channel
  * patterns the README lists are enough (acquire, wait by notification, renew, release);
  * without channel rights it falls back to polling; without script rights it fails
- * clearly.
+ * clearly; without any one rule it works or fails naming Redis's refusal, and no key
+ * outlives its lease.
  */
 @RedisTest
 class AclTests {
@@ -105,6 +112,109 @@ class AclTests {
 		}
 		finally {
 			client.shutdown();
+		}
+	}
+
+	/**
+	 * Each documented rule removed in turn (scripts flushed, as after a restart): the
+	 * lock still works, or a call fails with Redis's ACL refusal in its message; never a
+	 * hang, never a key that outlives its lease. What each rule is for is in the README.
+	 */
+	@Test
+	void withoutAnyOneRuleLocksWorkOrFailNamingTheRefusal(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		List<String> report = new ArrayList<>();
+		Map<String, String> outcomes = new LinkedHashMap<>();
+		long leftAfterLease = 0;
+		for (String missing : LEAST_PRIVILEGE) {
+			redis.call("SCRIPT", "FLUSH");
+			String name = "without-" + missing.replaceAll("[^a-z]", "");
+			List<String> rules = new ArrayList<>(List.of(LEAST_PRIVILEGE));
+			rules.remove(missing);
+			if (missing.equals("&lockstep:*")) {
+				rules.add("resetchannels"); // Redis 6.2 grants all channels by default
+			}
+			user(redis, name, rules.toArray(String[]::new));
+			RedisClient first = client(redis, name);
+			RedisClient second = client(redis, name);
+			String outcome;
+			try (RedisLockTemplate a = TestLocks.builder(first)
+				.leaseTime(Duration.ofMillis(900))
+				.commandTimeout(Duration.ofMillis(300))
+				.waitTime(Duration.ofSeconds(2))
+				.build();
+					RedisLockTemplate b = TestLocks.builder(second)
+						.leaseTime(Duration.ofMillis(900))
+						.commandTimeout(Duration.ofMillis(300))
+						.build()) {
+				outcome = scenario(a, b);
+			}
+			catch (LockException ex) {
+				String message = ex.getMessage();
+				boolean named = message.contains("NOPERM") || message.contains("can't run this command");
+				outcome = (named ? "fails: " : "FAILS UNCLEARLY: ")
+						+ message.substring(0, Math.min(150, message.length()));
+			}
+			finally {
+				first.shutdown();
+				second.shutdown();
+			}
+			long keys = lockKeys(redis);
+			TestLocks.eventually(Duration.ofMillis(1_000), () -> lockKeys(redis) == 0);
+			long afterLease = lockKeys(redis);
+			leftAfterLease += afterLease;
+			outcomes.put(missing, outcome);
+			report.add(String.format("  without %-14s %s; keys left %d, after a lease %d", missing, outcome, keys,
+					afterLease));
+		}
+		System.out.printf("ACL rules removed one at a time:%n%s%n", String.join(System.lineSeparator(), report));
+		assertThat(outcomes.values()).noneMatch((outcome) -> outcome.startsWith("FAILS UNCLEARLY"));
+		assertThat(leftAfterLease).isZero();
+		// what the README says about each rule
+		for (String scriptRight : List.of("~lockstep:*", "+evalsha", "+eval", "+get", "+set", "+time")) {
+			assertThat(outcomes.get(scriptRight)).as(scriptRight).startsWith("fails: Could not acquire");
+		}
+		assertThat(outcomes.get("+pexpire")).contains("was lost while held");
+		assertThat(outcomes.get("+pttl")).startsWith("fails:").contains("pttl");
+		assertThat(outcomes.get("&lockstep:*")).contains("notifications off");
+		assertThat(outcomes.get("+subscribe")).contains("notifications off");
+		for (String optional : List.of("+ping", "+hello", "+unsubscribe")) {
+			assertThat(outcomes.get(optional)).as(optional).startsWith("works").contains("notifications on");
+		}
+		assertThat(outcomes.get("+publish")).startsWith("works");
+		assertThat(outcomes.get("+del")).startsWith("works");
+	}
+
+	private static long lockKeys(RedisNode redis) {
+		return ((List<?>) ((List<?>) redis.call("SCAN", "0", "MATCH", "lockstep:*", "COUNT", "1000")).get(1)).stream()
+			.filter((key) -> !key.equals("lockstep:__fence"))
+			.count();
+	}
+
+	/** Acquire, wait, renew, release; "works" with the waiter's wake-up time. */
+	private static String scenario(RedisLockTemplate a, RedisLockTemplate b) {
+		LockHandle held = a.acquire("rule");
+		CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+			try (LockHandle lock = b.withWaitTime(Duration.ofSeconds(5)).acquire("rule")) {
+				return System.nanoTime();
+			}
+		});
+		TestLocks.eventually(Duration.ofSeconds(2), () -> b.engine().keysWaitedFor() == 1);
+		TestLocks.eventually(Duration.ofMillis(1_000), () -> false); // a renewal or two
+		boolean renewed = held.isHeld();
+		long released = System.nanoTime();
+		held.close();
+		try {
+			long woken = (waiter.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
+			return String.format(
+					"works: renewed %s, locked after release %s, waiter woken after %d ms, " + "notifications %s",
+					renewed, lockedAfterRelease, woken, b.engine().backend().notifies() ? "on" : "off");
+		}
+		catch (ExecutionException ex) {
+			throw (ex.getCause() instanceof LockException lock) ? lock : new IllegalStateException(ex);
+		}
+		catch (InterruptedException | TimeoutException ex) {
+			throw new IllegalStateException("waiter did not end", ex);
 		}
 	}
 
