@@ -104,11 +104,14 @@ class HostileExpressionTests {
 				started.add((payload.length() > 80) ? payload.substring(0, 80) + "..." : payload);
 			}
 		}
+		long keys = (Long) this.redis.call("DBSIZE");
 		System.out.printf(
 				"SpEL: %d hostile key expressions -> %d refused at start-up naming the method, "
-						+ "%d started %s; canary file %s%n",
-				payloads.size(), refused, started.size(), started, Files.exists(this.canary) ? "CREATED" : "absent");
+						+ "%d started %s; canary file %s; Redis keys %d%n",
+				payloads.size(), refused, started.size(), started, Files.exists(this.canary) ? "CREATED" : "absent",
+				keys);
 		assertThat(started).isEmpty();
+		assertThat(keys).isZero();
 	}
 
 	@Test
