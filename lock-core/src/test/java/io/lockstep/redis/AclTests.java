@@ -219,6 +219,33 @@ class AclTests {
 		}
 	}
 
+	@Test
+	void aWrongPasswordFailsClearlyWithoutShowingAnyPassword(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		user(redis, "locker", LEAST_PRIVILEGE);
+		RedisClient client = RedisClient.create(RedisURI.builder()
+			.withHost(redis.host())
+			.withPort(redis.port())
+			.withAuthentication("locker", "not-the-secret-7f3a".toCharArray())
+			.build());
+		try (RedisLockTemplate locks = TestLocks.builder(client).build()) {
+			LockException failure = org.assertj.core.api.Assertions.catchThrowableOfType(LockException.class,
+					() -> locks.tryAcquire("auth"));
+			StringBuilder chain = new StringBuilder();
+			for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+				chain.append(cause).append('\n');
+			}
+			System.out.printf("wrong password: '%s'; password in the exception chain: %s; keys %d%n",
+					failure.getMessage(), chain.toString().contains("not-the-secret-7f3a"), redis.call("DBSIZE"));
+			assertThat(failure.getMessage()).contains("WRONGPASS");
+			assertThat(chain.toString()).doesNotContain("not-the-secret-7f3a").doesNotContain("secret");
+			assertThat(redis.call("DBSIZE")).isEqualTo(0L);
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
 	private static void user(RedisNode redis, String name, String... rules) {
 		String[] command = new String[rules.length + 5];
 		command[0] = "ACL";
