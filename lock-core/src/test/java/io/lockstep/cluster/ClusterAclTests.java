@@ -30,7 +30,8 @@ class ClusterAclTests {
 	/** The README's rules: the standalone ones and the Cluster additions. */
 	static final String[] RULES = { "~lockstep:*", "&lockstep:*", "+evalsha", "+eval", "+pttl", "+ping", "+hello",
 			"+subscribe", "+unsubscribe", "+get", "+set", "+pexpire", "+del", "+time", "+publish", "+ssubscribe",
-			"+sunsubscribe", "+spublish", "+info", "+cluster|nodes" };
+			"+sunsubscribe", "+spublish", "+info", "+cluster|nodes", "+incr", "+rpush", "+lpop", "+lrem", "+hset",
+			"+hget", "+hdel" };
 
 	@Test
 	void theDocumentedClusterRulesAreEnough(RedisFixture fixture) throws Exception {

@@ -21,8 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
- * Braces in user input never steer a lock's slot, never split a lock's keys over two
- * slots and never make one lock's stored key equal another's. The slots are computed here
+ * Braces in user input never steer a lock's slot, never split a lock's keys (lock key,
+ * fencing counter, waiter queue and table) over two slots and never make one lock's
+ * stored key equal another's or another's counter or queue. The slots are computed here
  * from the Redis Cluster specification (CRC16-XMODEM of the hash tag, or of the whole key
  * when it has none), not with the library's own CRC16. No Redis needed: the backend only
  * maps keys here and never connects.
@@ -56,6 +57,8 @@ class HashTagInjectionTests {
 	void adversarialKeysStayInTheSlotOfTheirWholeKeyWithTheirFencingCounter() throws Exception {
 		Method fenceKey = ClusterBackend.class.getDeclaredMethod("fenceKey", int.class);
 		fenceKey.setAccessible(true);
+		Method queued = ClusterBackend.class.getDeclaredMethod("queued", String.class, String.class);
+		queued.setAccessible(true);
 		Random random = new Random(7);
 		Set<String> logical = new LinkedHashSet<>();
 		// keys that copy another key's stored form
@@ -82,12 +85,18 @@ class HashTagInjectionTests {
 			String stored = this.backend.stored(key);
 			int wholeKeySlot = crc16(key.getBytes(StandardCharsets.UTF_8)) & 16383;
 			String counter = (String) fenceKey.invoke(this.backend, SlotTags.slot(key));
+			String queue = (String) queued.invoke(this.backend, key, "q");
+			String table = (String) queued.invoke(this.backend, key, "w");
 			counters.add(counter);
+			counters.add(queue);
+			counters.add(table);
 			if (specSlot(stored) != wholeKeySlot) {
 				steered++;
 			}
-			// the lock key, its fencing counter and its channel (the stored key itself)
-			if (specSlot(counter) != specSlot(stored)) {
+			// the lock key, its fencing counter, its waiter queue and table, and its
+			// channel (the stored key itself)
+			if (specSlot(counter) != specSlot(stored) || specSlot(queue) != specSlot(stored)
+					|| specSlot(table) != specSlot(stored)) {
 				split++;
 			}
 			if (this.backend.logical(stored).equals(key)) {
@@ -97,11 +106,12 @@ class HashTagInjectionTests {
 		}
 		Set<String> storedAndCounters = new HashSet<>(logicalByStored.keySet());
 		storedAndCounters.retainAll(counters);
-		System.out.printf(
-				"cluster keys: %,d adversarial keys with { } {} }{ and copied stored forms -> %d steered away from "
-						+ "the slot of the whole key (spec CRC16), %d with the fencing counter in another slot, "
-						+ "%,d distinct stored keys, %d equal to a fencing counter, %,d map back to their key%n",
-				logical.size(), steered, split, logicalByStored.size(), storedAndCounters.size(), roundTrips);
+		System.out
+			.printf("cluster keys: %,d adversarial keys with { } {} }{ and copied stored forms -> %d steered away from "
+					+ "the slot of the whole key (spec CRC16), %d with the fencing counter or waiter queue in another "
+					+ "slot, %,d distinct stored keys, %d equal to a fencing counter or waiter queue, %,d map back "
+					+ "to their key%n", logical.size(), steered, split, logicalByStored.size(),
+					storedAndCounters.size(), roundTrips);
 		assertThat(steered).isZero();
 		assertThat(split).isZero();
 		assertThat(logicalByStored).hasSize(logical.size());

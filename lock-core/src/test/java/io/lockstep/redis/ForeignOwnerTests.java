@@ -87,15 +87,22 @@ class ForeignOwnerTests {
 				.get(0));
 		}
 		long pttl = (Long) this.redis.call("PTTL", "k");
-		boolean unchanged = value.equals(this.redis.call("GET", "k")) && fence.equals(this.redis.call("GET", "fence"));
+		// a waiter may mark the key as waited for (":w"), so that its release notifies
+		String now = (String) this.redis.call("GET", "k");
+		boolean unchanged = value.equals(now.endsWith(":w") ? now.substring(0, now.length() - 2) : now);
+		// an acquire attempt may take a fencing token (INCR) before it finds the key
+		// held:
+		// the counter only grows, by at most one per attempt, and is never raised for a
+		// foreign owner
+		long counterGrowth = Long.parseLong((String) this.redis.call("GET", "fence")) - Long.parseLong(fence);
 		System.out.printf(
-				"foreign owner: %,d tokens (%d crafted) x 7 scripts -> %d effects; value and fence counter "
-						+ "unchanged %s, PTTL %d ms of 60,000, key 'free' of the all-or-nothing attempt %s%n",
-				foreign.size(), foreign.size() - RANDOM_TOKENS, effects, unchanged, pttl,
+				"foreign owner: %,d tokens (%d crafted) x 7 scripts -> %d effects; value unchanged %s, "
+						+ "fencing counter +%d, PTTL %d ms of 60,000, key 'free' of the all-or-nothing attempt %s%n",
+				foreign.size(), foreign.size() - RANDOM_TOKENS, effects, unchanged, counterGrowth, pttl,
 				((Long) this.redis.call("EXISTS", "free") == 0) ? "absent" : "PRESENT");
 		assertThat(effects).isZero();
-		assertThat(this.redis.call("GET", "k")).isEqualTo(value);
-		assertThat(this.redis.call("GET", "fence")).isEqualTo(fence);
+		assertThat(unchanged).as("owner, fencing token and cap of %s", now).isTrue();
+		assertThat(counterGrowth).isBetween(0L, 2L * foreign.size());
 		assertThat(pttl).isBetween(1L, 60_000L);
 		assertThat(this.redis.call("EXISTS", "free")).isEqualTo(0L);
 		// the owner itself still can
