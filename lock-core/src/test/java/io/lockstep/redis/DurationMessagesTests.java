@@ -63,6 +63,10 @@ class DurationMessagesTests {
 	void aLostFixedLeaseNamesItsLengthAsConfigured() {
 		LockHandle lock = this.locks.withLeaseTime(Duration.ofMillis(300)).acquire("fixed");
 		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> !lock.isHeld())).isTrue();
+		// the message is the watchdog's: wait until it has marked the lease lost (a close
+		// between the local deadline and that mark frees the key, still ours, as a
+		// release)
+		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> this.locks.engine().registered() == 0)).isTrue();
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close)
 			.withMessage("Lock 'lockstep:fixed' was lost while held: its fixed lease of 300ms ran out while held");
 	}
