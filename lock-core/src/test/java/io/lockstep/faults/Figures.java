@@ -14,21 +14,27 @@ import java.util.List;
  * @param staleAccepted writes with a lower fencing token than one already accepted that
  * the storage accepted
  * @param detectionMillis from the fault's start until the holder was told its lease was
- * lost; negative when it was not lost
+ * lost; {@value #NONE} when it was not lost, {@value #NOT_APPLICABLE} where no fault
+ * could take it
  * @param recoveryMillis from the fault's start until another client acquired the lock;
- * negative when none did in the time allowed
+ * {@value #NONE} when none did in the time allowed, {@value #NOT_APPLICABLE} without a
+ * fault
  * @param keysLeft lock keys left in Redis once every owner closed or died and a lease
  * passed
  */
 record Figures(String fault, String run, long overlaps, long lostUpdates, long staleAccepted, long detectionMillis,
 		long recoveryMillis, long keysLeft) {
 
+	static final long NONE = -1;
+
+	static final long NOT_APPLICABLE = -2;
+
 	private static final List<Figures> table = new ArrayList<>();
 
 	/** Whether a checker saw an anomaly. */
 	boolean anomaly() {
 		return this.overlaps > 0 || this.lostUpdates > 0 || this.staleAccepted > 0 || this.keysLeft > 0
-				|| this.recoveryMillis < 0;
+				|| this.recoveryMillis == NONE;
 	}
 
 	/**
@@ -63,6 +69,9 @@ record Figures(String fault, String run, long overlaps, long lostUpdates, long s
 	}
 
 	private static String millis(long value, String otherwise) {
+		if (value == NOT_APPLICABLE) {
+			return "n/a";
+		}
 		return (value < 0) ? otherwise : value + " ms";
 	}
 
