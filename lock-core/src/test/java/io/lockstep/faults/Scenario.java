@@ -87,7 +87,12 @@ final class Scenario {
 			Protection.Held next = protection.acquire(contenderLocks, this.key, this.contenderWait);
 			long acquiredAt = System.nanoTime();
 			long overlap = holder.isHeld() ? 1 : 0;
-			this.ledger.write(this.key, next.token(), "contender", protection.fenced());
+			if (!this.ledger.write(this.key, next.token(), "contender", protection.fenced())) {
+				// the storage's order disagrees with the lock's: a token lower than the
+				// previous owner's
+				throw new AssertionError("the next owner's write was refused: its fencing token " + next.token()
+						+ " is lower than the previous owner's " + holder.token());
+			}
 			next.close();
 			return new long[] { acquiredAt, overlap };
 		});
