@@ -144,7 +144,9 @@ class SingleMasterFaultTests {
 			try {
 				try (LockHandle lock = locks.withWaitTime(Duration.ofSeconds(10)).acquire(key)) {
 					recovery = (System.nanoTime() - start) / 1_000_000;
-					this.ledger.write(key, lock.fencingToken(), "next holder", protection.fenced());
+					assertThat(this.ledger.write(key, lock.fencingToken(), "next holder", protection.fenced()))
+						.as("the next holder's write")
+						.isTrue();
 				}
 				Protection.sleep(LEASE.multipliedBy(3).toMillis() - (System.nanoTime() - start) / 1_000_000);
 			}
