@@ -9,6 +9,7 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +40,11 @@ class ClientClockTests {
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
 		.importPackages("io.lockstep");
+
+	@AfterAll
+	static void printTable() {
+		Figures.printTable();
+	}
 
 	@Test
 	void leaseDeadlinesRenewalsAndWaitsReadOnlyTheMonotonicClock() {
