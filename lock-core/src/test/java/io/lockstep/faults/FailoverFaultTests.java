@@ -9,7 +9,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions.RefreshTrigger;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.LockHandle;
 import io.lockstep.redis.RedisLockTemplate;
@@ -194,10 +193,8 @@ class FailoverFaultTests {
 		RedisClusterClient client = RedisClusterClient
 			.create(RedisURI.create("127.0.0.1", cluster.masters().get(0).port()));
 		client.setOptions(ClusterClientOptions.builder()
-			.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-				.enablePeriodicRefresh(Duration.ofSeconds(1))
-				.enableAdaptiveRefreshTrigger(RefreshTrigger.MOVED_REDIRECT, RefreshTrigger.PERSISTENT_RECONNECTS)
-				.build())
+			.topologyRefreshOptions(
+					ClusterTopologyRefreshOptions.builder().enablePeriodicRefresh(Duration.ofSeconds(1)).build())
 			.build());
 		return client;
 	}

@@ -28,9 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The fault matrix on one Redis master (lease 1 s): holders killed and paused, Redis
  * paused shorter and longer than the lease and restarted empty, the network to Redis
- * dropped and slowed by a {@link ChaosProxy}. Every fault runs once protected (the lock,
- * and storage that checks fencing tokens) and once against an unprotected control that
- * must show the anomaly.
+ * dropped, reset and slowed by a {@link ChaosProxy}. Every fault runs once protected (the
+ * lock, and storage that checks fencing tokens) and once against an unprotected control
+ * that must show the anomaly.
  */
 @Tag("fault")
 @RedisTest
@@ -267,6 +267,29 @@ class SingleMasterFaultTests {
 			holder.tryAcquire("warm-up").ifPresent(LockHandle::close);
 			return scenario.run(protection, holder, contender,
 					Scenario.Fault.of(proxy::blackhole, LEASE.multipliedBy(5).dividedBy(2), proxy::pass));
+		}
+	}
+
+	@Test
+	void aHolderKeepsItsLockThroughConnectionResetsShorterThanTheLease() throws Exception {
+		Figures figures = connectionsReset(Protection.LOCK_AND_FENCING);
+		assertThat(figures.overlaps()).isZero();
+		assertThat(figures.staleAccepted()).isZero();
+		assertThat(figures.detectionMillis()).as("lease lost").isNegative();
+		assertThat(figures.keysLeft()).isZero();
+		assertThat(connectionsReset(Protection.NO_LOCK).anomaly()).as("the control shows the anomaly").isTrue();
+	}
+
+	private Figures connectionsReset(Protection protection) throws Exception {
+		Scenario scenario = new Scenario("connections reset (RST) for 300 ms (proxy)", this.ledger,
+				"reset-" + protection.name())
+			.lockNodes(List.of(this.redis));
+		try (ChaosProxy proxy = ChaosProxy.to(this.redis);
+				RedisLockTemplate holder = template(proxy.port(), scenario);
+				RedisLockTemplate contender = template(this.redis.port(), null)) {
+			holder.tryAcquire("warm-up").ifPresent(LockHandle::close);
+			return scenario.run(protection, holder, contender,
+					Scenario.Fault.of(proxy::reset, LEASE.multipliedBy(3).dividedBy(10), proxy::pass));
 		}
 	}
 
