@@ -15,8 +15,9 @@ import io.lettuce.core.api.sync.RedisCommands;
  * The checkers' storage: a never-faulted {@code redis-server}, apart from the Redis the
  * locks use, shared by every JVM of a test. It keeps an occupancy counter per lock
  * (overlaps), a counter updated by a non-atomic read-modify-write (lost updates) and a
- * fenced register that rejects a token lower than the highest it accepted, or, for the
- * unprotected control, accepts it and counts it as a stale write.
+ * fenced register that rejects a token lower than the highest it accepted (or equal to it
+ * from another holder), or, for the unprotected control, accepts it and counts it as a
+ * stale write.
  */
 final class Ledger implements AutoCloseable {
 
@@ -55,15 +56,19 @@ final class Ledger implements AutoCloseable {
 	}
 
 	/**
-	 * Writes {@code value} to the register of {@code key} with a fencing token.
-	 * @param fenced whether the register rejects a token lower than the highest it
-	 * accepted (else it accepts it and counts a stale write)
+	 * Writes to the register of {@code key} with a fencing token. A write is stale when
+	 * its token is lower than the highest accepted, or equal to it but from another
+	 * writer (two holders with one token).
+	 * @param writer who writes: one lock holder, the same for all its writes
+	 * @param fenced whether the register rejects a stale write (else it accepts it and
+	 * counts it)
 	 * @return whether the write was accepted
 	 */
-	boolean write(String key, long token, String value, boolean fenced) {
-		Long written = this.redis.evalsha(this.fencedWrite, ScriptOutputType.INTEGER,
-				new String[] { "fence:" + key, "register:" + key, "stale-accepted:" + key, "stale-rejected:" + key },
-				Long.toString(token), value, fenced ? "1" : "0");
+	boolean write(String key, long token, String writer, boolean fenced) {
+		Long written = this.redis.evalsha(
+				this.fencedWrite, ScriptOutputType.INTEGER, new String[] { "fence:" + key, "register:" + key,
+						"stale-accepted:" + key, "stale-rejected:" + key, "writer:" + key },
+				Long.toString(token), writer + ":" + token, fenced ? "1" : "0", writer);
 		return written == 1L;
 	}
 

@@ -103,7 +103,7 @@ final class Scenario {
 		catch (TimeoutException ex) {
 			// the holder kept the lock: the contender gets it after the release below
 		}
-		this.ledger.write(this.key, holder.token(), "late holder", protection.fenced());
+		this.ledger.write(this.key, holder.token(), "holder", protection.fenced());
 		if (holder.close()) {
 			// a loss found at release is told to the listeners on their own thread
 			Eventually.holds(Duration.ofSeconds(2), () -> this.lostAt.get() != 0);
