@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * released when a later one is held), and renewals and releases are batched per slot.
  * Notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH) from Redis 7, and fall back to
  * PUBLISH/SUBSCRIBE, which the Cluster broadcasts to every node, before it (one WARN).
+ * The waiters queued for a direct hand-off of a key are in
+ * {@code <prefix>{<tag>}__q:<rest>} and {@code <prefix>{<tag>}__w:<rest>}, in the key's
+ * slot.
  */
 final class ClusterBackend implements LockBackend {
 
@@ -64,6 +67,51 @@ final class ClusterBackend implements LockBackend {
 		return this.prefix + stored.substring(close + 1);
 	}
 
+	private String queued(String key, String kind) {
+		String rest = key.startsWith(this.prefix) ? key.substring(this.prefix.length()) : key;
+		return this.prefix + "{" + SlotTags.tag(SlotTags.slot(key)) + "}__" + kind + ":" + rest;
+	}
+
+	/**
+	 * The release script's keys for logical keys of one slot: the stored keys, their
+	 * waiter queues, waiter tables and the slot's fencing counter.
+	 */
+	private List<String> releaseKeys(List<String> keys) {
+		List<String> all = new ArrayList<>();
+		keys.forEach((key) -> all.add(stored(key)));
+		keys.forEach((key) -> all.add(queued(key, "q")));
+		keys.forEach((key) -> all.add(queued(key, "w")));
+		keys.forEach((key) -> all.add(fenceKey(SlotTags.slot(key))));
+		return all;
+	}
+
+	private List<String> releaseArgs(String owner, boolean leave) {
+		return List.of(owner, "released", publishCommand(), "queues", leave ? "leave" : "");
+	}
+
+	private void releaseAsync(LockId id, String owner, boolean leave) {
+		for (List<Integer> group : bySlot(id.keys()).values()) {
+			List<String> keys = group.stream().map((index) -> id.keys().get(index)).toList();
+			this.commands.evalAsync(LockCommands.RELEASE, releaseKeys(keys), releaseArgs(owner, leave));
+		}
+	}
+
+	@Override
+	public boolean handsOff() {
+		return true;
+	}
+
+	@Override
+	public void onHandOff(HandOffListener listener) {
+		this.channel.onHandOff((stored, owner, fencingToken, leaseMillis) -> listener.handedOff(logical(stored), owner,
+				fencingToken, leaseMillis));
+	}
+
+	@Override
+	public void leave(LockId id, String owner) {
+		releaseAsync(id, owner, true);
+	}
+
 	private String fenceKey(int slot) {
 		return this.prefix + "{" + SlotTags.tag(slot) + "}__fence";
 	}
@@ -79,6 +127,11 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0);
+	}
+
+	@Override
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
 		String publishCommand = publishCommand();
 		long[] fences = new long[id.size()];
 		List<List<String>> acquired = new ArrayList<>();
@@ -89,6 +142,12 @@ final class ClusterBackend implements LockBackend {
 				List<String> scriptKeys = new ArrayList<>(keys);
 				keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
 				List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+				if (id.size() == 1 && entryMillis > 0) {
+					scriptKeys.add(queued(id.first(), "q"));
+					scriptKeys.add(queued(id.first(), "w"));
+					args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
+							Long.toString(entryMillis));
+				}
 				List<Long> reply = this.commands.eval(
 						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,
 						"acquire " + keys);
@@ -157,11 +216,10 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public int release(LockId id, String owner) {
-		String publishCommand = publishCommand();
 		int deleted = 0;
 		for (List<Integer> group : bySlot(id.keys()).values()) {
-			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			Long count = this.commands.eval(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand),
+			List<String> keys = group.stream().map((index) -> id.keys().get(index)).toList();
+			Long count = this.commands.eval(LockCommands.RELEASE, releaseKeys(keys), releaseArgs(owner, false),
 					"release " + keys);
 			deleted += count.intValue();
 		}
@@ -182,10 +240,7 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public void releaseQuietly(LockId id, String owner) {
-		for (List<Integer> group : bySlot(id.keys()).values()) {
-			List<String> keys = group.stream().map((index) -> stored(id.keys().get(index))).toList();
-			this.commands.evalAsync(LockCommands.RELEASE, keys, List.of(owner, "released", publishCommand()));
-		}
+		releaseAsync(id, owner, false);
 	}
 
 	@Override

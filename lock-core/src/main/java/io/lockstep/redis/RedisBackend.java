@@ -18,14 +18,20 @@ import io.lockstep.internal.engine.LockId;
  * The single-master Redis backend (standalone, or the master that Sentinel points to):
  * one Lua script per operation on the lock's own connection, release notifications over
  * pub/sub. Key layout: the lock key holds {@code "<owner token>:<fencing token>:<cap>"}
- * with the lease as its TTL; the counter {@code <key-prefix>__fence} (no TTL) issues the
- * fencing tokens.
+ * (with {@code ":w"} appended while someone waits for it) with the lease as its TTL; the
+ * counter {@code <key-prefix>__fence} (no TTL) issues the fencing tokens; the waiters
+ * queued for a direct hand-off of {@code <key-prefix><key>} are in the list
+ * {@code <key-prefix>__q:<key>} and the hash {@code <key-prefix>__w:<key>} (user keys
+ * cannot start with {@code "__"}), which expire a minute after their last waiter asked.
+ * Without a replica check, a release hands the lock to the first live queued waiter.
  */
 final class RedisBackend implements LockBackend {
 
 	private final LockCommands commands;
 
 	private final ReleaseChannel channel;
+
+	private final String keyPrefix;
 
 	private final String fenceKey;
 
@@ -41,6 +47,7 @@ final class RedisBackend implements LockBackend {
 			Duration replicaAckTimeout) {
 		this.commands = new LockCommands(client, commandTimeout);
 		this.channel = new ReleaseChannel(client, commandTimeout);
+		this.keyPrefix = keyPrefix;
 		this.fenceKey = keyPrefix + "__fence";
 		this.replicaAcks = replicaAcks;
 		this.replicaAckTimeout = replicaAckTimeout;
@@ -48,11 +55,22 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0);
+	}
+
+	@Override
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
 		List<String> keys = new ArrayList<>(id.keys());
 		id.keys().forEach((key) -> keys.add(this.fenceKey));
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
 		List<Long> reply;
 		if (id.size() == 1) {
+			if (entryMillis > 0) {
+				keys.add(queueKey(id.first()));
+				keys.add(tableKey(id.first()));
+				args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), handsOff() ? "q" : "w",
+						Long.toString(entryMillis));
+			}
 			reply = this.commands.eval(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
 		}
 		else {
@@ -113,10 +131,48 @@ final class RedisBackend implements LockBackend {
 	}
 
 	@Override
+	public boolean handsOff() {
+		return this.replicaAcks == 0;
+	}
+
+	@Override
+	public void onHandOff(HandOffListener listener) {
+		this.channel.onHandOff(listener);
+	}
+
+	private String queueKey(String key) {
+		return this.keyPrefix + "__q:" + key.substring(this.keyPrefix.length());
+	}
+
+	private String tableKey(String key) {
+		return this.keyPrefix + "__w:" + key.substring(this.keyPrefix.length());
+	}
+
+	/** The lock keys, then their waiter queues, waiter tables and fencing counters. */
+	private List<String> releaseKeys(LockId id) {
+		List<String> keys = new ArrayList<>(id.keys());
+		id.keys().forEach((key) -> keys.add(queueKey(key)));
+		id.keys().forEach((key) -> keys.add(tableKey(key)));
+		id.keys().forEach((key) -> keys.add(this.fenceKey));
+		return keys;
+	}
+
+	private List<String> releaseArgs(String owner, boolean leave) {
+		return handsOff() ? List.of(owner, "released", "PUBLISH", "queues", leave ? "leave" : "")
+				: List.of(owner, "released", "PUBLISH");
+	}
+
+	@Override
 	public int release(LockId id, String owner) {
-		Long deleted = this.commands.eval(LockCommands.RELEASE, id.keys(), List.of(owner),
-				"release '" + id.display() + "'");
+		Long deleted = this.commands.eval(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
+				releaseArgs(owner, false), "release '" + id.display() + "'");
 		return deleted.intValue();
+	}
+
+	@Override
+	public void leave(LockId id, String owner) {
+		this.commands.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
+				releaseArgs(owner, true));
 	}
 
 	@Override
@@ -128,7 +184,8 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public void releaseQuietly(LockId id, String owner) {
-		this.commands.evalAsync(LockCommands.RELEASE, id.keys(), List.of(owner));
+		this.commands.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
+				releaseArgs(owner, false));
 	}
 
 	@Override

@@ -14,6 +14,8 @@
 --                                    i = the 0-based index of the first such key and owner =
 --                                    the owner token holding it
 --          {-1}                      ARGV[4] is "1" and this Redis does not persist: nothing done
+-- A key held by another owner is marked as waited for (see acquire.lua), so that its release
+-- publishes a notification. Fencing tokens come from INCR, as in acquire.lua.
 if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_enabled:1', 1, true) then
   return {-1}
 end
@@ -33,6 +35,12 @@ for i = 1, n do
   end
 end
 if first >= 0 then
+  for i = 1, n do
+    local current = redis.call('GET', KEYS[i])
+    if current and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
+      redis.call('SET', KEYS[i], current .. ':w', 'KEEPTTL')
+    end
+  end
   return {0, longest, first, holder}
 end
 local time = redis.call('TIME')
@@ -46,7 +54,7 @@ for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current then
     -- ours already (a retried acquire): refresh the lease within the cap, keep the token
-    local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)$')
+    local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)')
     local ttl = tonumber(ARGV[2])
     if tonumber(held) > 0 then
       ttl = math.min(ttl, tonumber(held) - math.floor(now / 1000))
@@ -56,9 +64,12 @@ for i = 1, n do
     end
     result[i + 1] = tonumber(fence)
   else
-    local fence = math.max(tonumber(redis.call('GET', KEYS[n + i]) or '0') + 1, now)
+    local fence = redis.call('INCR', KEYS[n + i])
+    if fence == 1 then
+      fence = now
+      redis.call('SET', KEYS[n + i], string.format('%.0f', fence))
+    end
     local text = string.format('%.0f', fence)
-    redis.call('SET', KEYS[n + i], text)
     redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap), 'PX', ARGV[2])
     result[i + 1] = fence
   end

@@ -1,41 +1,74 @@
--- Acquires one lock: SET key "<owner>:<fence>:<cap>" NX PX lease, with a fencing token.
+-- Acquires one lock: SET key "<owner>:<fence>:<cap>" NX PX lease, with a fencing token; a
+-- waiter that finds it held may queue itself for a direct hand-off (see release.lua).
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
+-- KEYS[3]  optional: the lock's waiter queue (a list of owner tokens, first come first served)
+-- KEYS[4]  optional: the lock's waiter table (owner token -> "<expires>:<lease>:<max hold>")
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
 --          renewal extends the key past it
--- Returns  {1, fence}  acquired; also when the key already holds this owner token (a replayed
---                      or retried acquire), in which case the lease is refreshed (within the
---                      cap) and the original fencing token returned
+-- ARGV[4]  optional, when held by another owner: 'w' marks the key as waited for (its release
+--          publishes a notification), 'q' also queues the owner (needs KEYS[3] and KEYS[4])
+-- ARGV[5]  with 'q': how long the queue entry lives, in ms, unless the waiter asks again first
+--          (a waiter that vanished is skipped once its entry expires)
+-- Returns  {1, fence}  acquired; also when the key already holds this owner token (a retried
+--                      acquire, or a waiter the lock was handed to), in which case the lease is
+--                      refreshed (within the cap) and the token it was granted with returned
 --          {0, pttl}   held by another owner; pttl = its remaining lease in ms
--- The fencing token is max(counter + 1, server time in microseconds): strictly increasing for
--- every key served by the counter, and still increasing when Redis restarts without it.
-local current = redis.call('GET', KEYS[1])
-if current then
-  local prefix = ARGV[1] .. ':'
-  if string.sub(current, 1, #prefix) == prefix then
-    local fence, cap = string.match(current, '^[^:]*:(%d+):(%d+)$')
-    local ttl = tonumber(ARGV[2])
-    if tonumber(cap) > 0 then
-      local time = redis.call('TIME')
-      ttl = math.min(ttl, tonumber(cap) - (tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)))
-    end
-    if ttl > 0 then
-      redis.call('PEXPIRE', KEYS[1], ttl)
-    end
-    return {1, tonumber(fence)}
+-- Uncontended, this runs INCR and SET only. The fencing token comes from INCR, so it is
+-- strictly increasing for every key served by the counter; a counter that is missing (a new or
+-- restarted Redis without persistence) restarts at the server time in microseconds, above every
+-- token issued before as long as fewer than a million were issued per second.
+-- a queued waiter that gets the lock leaves the queue
+local function leaveQueue()
+  if KEYS[4] and redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
+    redis.call('LREM', KEYS[3], 0, ARGV[1])
   end
-  return {0, redis.call('PTTL', KEYS[1])}
 end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1, now)
-local text = string.format('%.0f', fence)
+local fence = redis.call('INCR', KEYS[2])
+if fence == 1 then
+  local time = redis.call('TIME')
+  fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  redis.call('SET', KEYS[2], string.format('%.0f', fence))
+end
 local cap = 0
 if tonumber(ARGV[3]) > 0 then
-  cap = math.floor(now / 1000) + tonumber(ARGV[3])
+  local time = redis.call('TIME')
+  cap = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[3])
 end
-redis.call('SET', KEYS[2], text)
-redis.call('SET', KEYS[1], ARGV[1] .. ':' .. text .. ':' .. string.format('%.0f', cap), 'PX', ARGV[2])
-return {1, fence}
+if redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', fence) .. ':' .. string.format('%.0f', cap),
+    'NX', 'PX', ARGV[2]) then
+  leaveQueue()
+  return {1, fence}
+end
+local current = redis.call('GET', KEYS[1])
+local prefix = ARGV[1] .. ':'
+if string.sub(current, 1, #prefix) == prefix then
+  local granted, held = string.match(current, '^[^:]*:(%d+):(%d+)')
+  local ttl = tonumber(ARGV[2])
+  if tonumber(held) > 0 then
+    local time = redis.call('TIME')
+    ttl = math.min(ttl, tonumber(held) - (tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)))
+  end
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+  end
+  leaveQueue()
+  return {1, tonumber(granted)}
+end
+if ARGV[4] == 'q' and KEYS[4] then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. ARGV[2] .. ':' .. ARGV[3]
+  if redis.call('HSET', KEYS[4], ARGV[1], entry) == 1 then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+  end
+  -- the queue outlives the last refresh of its entries by a while, never for good
+  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[5]) + 60000)
+  redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[5]) + 60000)
+end
+if (ARGV[4] == 'q' or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
+  redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
+end
+return {0, redis.call('PTTL', KEYS[1])}

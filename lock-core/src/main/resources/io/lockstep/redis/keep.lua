@@ -14,14 +14,14 @@ local kept = 0
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
   if current and string.sub(current, 1, #prefix) == prefix then
-    local head, cap = string.match(current, '^(.*):(%d+)$')
+    local head, cap, rest = string.match(current, '^([^:]*:%d+):(%d+)(.*)$')
     local ends = now + tonumber(ARGV[2])
     cap = tonumber(cap)
     if cap > 0 and cap < ends then
       ends = cap
     end
     if ends > now then
-      redis.call('SET', KEYS[i], head .. ':' .. string.format('%.0f', ends), 'PX', ends - now)
+      redis.call('SET', KEYS[i], head .. ':' .. string.format('%.0f', ends) .. rest, 'PX', ends - now)
     end
     kept = kept + 1
   end

@@ -12,7 +12,7 @@ for i = 1, #KEYS do
   local prefix = ARGV[2 * i - 1] .. ':'
   if current and string.sub(current, 1, #prefix) == prefix then
     local ttl = tonumber(ARGV[2 * i])
-    local cap = tonumber(string.match(current, ':(%d+)$'))
+    local cap = tonumber(string.match(current, '^[^:]*:%d+:(%d+)'))
     if cap and cap > 0 then
       if not now then
         local time = redis.call('TIME')

@@ -27,7 +27,8 @@ class AclTests {
 
 	/** The rules the README documents, for key prefix {@code lockstep:}. */
 	static final String[] LEAST_PRIVILEGE = { "~lockstep:*", "&lockstep:*", "+evalsha", "+eval", "+pttl", "+ping",
-			"+subscribe", "+unsubscribe", "+get", "+set", "+pexpire", "+del", "+time", "+publish", "+hello" };
+			"+subscribe", "+unsubscribe", "+get", "+set", "+pexpire", "+del", "+time", "+publish", "+hello", "+incr",
+			"+rpush", "+lpop", "+lrem", "+hset", "+hget", "+hdel" };
 
 	@Test
 	void theDocumentedRulesAreEnough(RedisFixture fixture) throws Exception {

@@ -161,10 +161,17 @@ class MinHoldTimeTests {
 				.isNull();
 			assertThat(TestLocks.eventually(Duration.ofSeconds(4), () -> !locks.isLocked("job:quiet"))).isTrue();
 			LockHandle lock = locks.withMinHoldTime(Duration.ofMillis(100)).acquire("job:quiet");
-			Thread.sleep(200);
+			CompletableFuture<Void> waiter = CompletableFuture
+				.runAsync(() -> locks.withWaitTime(Duration.ofSeconds(5)).acquire("job:quiet").close());
+			// the waiter has asked once and marked the key as waited for
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+					() -> String.valueOf(this.redis.call("GET", "lockstep:job:quiet")).endsWith(":w")))
+				.isTrue();
+			Thread.sleep(200); // past the minimum hold
 			lock.close();
-			assertThat(published.poll(5, TimeUnit.SECONDS)).as("a release after the minimum hold notifies")
+			assertThat(published.poll(5, TimeUnit.SECONDS)).as("a release after the minimum hold notifies the waiter")
 				.isEqualTo("lockstep:job:quiet");
+			waiter.get(5, TimeUnit.SECONDS);
 		}
 	}
 

@@ -27,6 +27,38 @@ public interface LockBackend extends AutoCloseable {
 	Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis);
 
 	/**
+	 * Like {@link #tryAcquire(LockId, String, long, long)}, for a caller that waits when
+	 * the lock is held: the storage marks the held keys as waited for, so that their
+	 * release notifies, and, where it {@link #handsOff hands off}, queues the owner of a
+	 * one-key lock for a direct hand-off. The queue entry lives {@code entryMillis}
+	 * unless the caller asks again first.
+	 */
+	default Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis);
+	}
+
+	/**
+	 * Whether a release hands a one-key lock directly to its first queued waiter (a fresh
+	 * lease and fencing token, told to the {@link #onHandOff listener}) instead of
+	 * freeing it for whoever asks first.
+	 */
+	default boolean handsOff() {
+		return false;
+	}
+
+	/** Sets the listener told of every hand-off that {@link #listen} delivers. */
+	default void onHandOff(HandOffListener listener) {
+	}
+
+	/**
+	 * A queued waiter gives up: it leaves the lock's queue and releases the lock if it
+	 * was handed to it meanwhile; sends without waiting.
+	 */
+	default void leave(LockId id, String owner) {
+		releaseQuietly(id, owner);
+	}
+
+	/**
 	 * Renews many leases in as few round trips as the storage allows; never blocks.
 	 * @return per renewal, in order: the lease granted in milliseconds ({@code > 0}),
 	 * {@code 0} when a key is gone or held by another owner, or {@code -1} when the
@@ -120,6 +152,20 @@ public interface LockBackend extends AutoCloseable {
 		public static Attempt held(long holderTtlMillis, int blockingIndex) {
 			return new Attempt(false, null, holderTtlMillis, blockingIndex);
 		}
+
+	}
+
+	/** Told of a hand-off: the key now holds the owner's token with a fresh lease. */
+	@FunctionalInterface
+	interface HandOffListener {
+
+		/**
+		 * @param key the lock key
+		 * @param owner the waiter's owner token
+		 * @param fencingToken the lock's new fencing token
+		 * @param leaseMillis the lease the key was given when handed off
+		 */
+		void handedOff(String key, String owner, long fencingToken, long leaseMillis);
 
 	}
 

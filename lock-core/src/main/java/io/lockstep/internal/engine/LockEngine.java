@@ -50,6 +50,12 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private static final long MAX_RETRY_MILLIS = 500;
 
+	/**
+	 * How long a waiter's queue entry lives unless it asks again; its head re-checks far
+	 * more often (see {@link Waiters}), so only a waiter that vanished is skipped.
+	 */
+	static final long QUEUE_ENTRY_MILLIS = 2000;
+
 	private final LockBackend backend;
 
 	private final String keyPrefix;
@@ -81,8 +87,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		this.maxHoldNanos = (maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE;
 		this.observations = new LockObservations(observationRegistry, convention);
 		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations);
-		this.waiters = new Waiters(backend);
 		this.watchdog = new Watchdog(backend, this.leases, this);
+		this.waiters = new Waiters(backend, this.watchdog.executor());
+		backend.onHandOff(this::handedOff);
 	}
 
 	/**
@@ -143,7 +150,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {
-		String owner = hex.formatHex(nextToken());
+		String owner = newOwner();
 		long grantedNanos = Math.min(leaseNanos, this.maxHoldNanos);
 		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(grantedNanos));
 		long maxHoldMillis = (this.maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(this.maxHoldNanos)
@@ -155,42 +162,91 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		long start = System.nanoTime();
 		Waiters.Waiter waiter = null;
 		boolean acquired = false;
+		// the send time of the last attempt that left this owner queued: a hand-off comes
+		// after it, so the lease handed off is counted from there
+		long queuedSent = 0;
 		Retry retry = new Retry();
+		// a key that local callers ask for or wait for already: queue up behind them
+		// locally, only their head asks the storage
+		boolean ask = true;
+		String asking = null;
+		if (id.size() == 1 && waitNanos > 0) {
+			if (this.waiters.beginAsking(id.first())) {
+				asking = id.first();
+			}
+			else {
+				waiter = this.waiters.register(id.first(), owner);
+				ask = waiter.isHead();
+			}
+		}
 		try {
 			while (true) {
-				long sent = System.nanoTime();
-				LockBackend.Attempt attempt;
-				try {
-					attempt = attempt(id, owner, grantedMillis, maxHoldMillis);
-				}
-				catch (LockException ex) {
-					// a timeout or a lost connection is "not yet" while the wait lasts
-					retry.failed(ex, waitNanos - (System.nanoTime() - start), id);
-					continue;
-				}
-				retry.succeeded();
-				if (attempt.acquired()) {
-					Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed,
-							minHoldNanos, sent, TimeUnit.MILLISECONDS.toNanos(grantedMillis));
+				Waiters.HandOff handOff = (waiter != null) ? waiter.handOff() : null;
+				if (handOff != null) {
+					long[] fences = { handOff.fencingToken() };
+					Lease lease = granted(id, fences, owner, lockName, leaseNanos, renewed, minHoldNanos, queuedSent,
+							TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis()));
 					acquired = true;
 					outcome = LockObservationContext.ACQUIRED;
-					fencingToken = attempt.fencingTokens()[0];
+					fencingToken = fences[0];
 					return lease;
 				}
+				LockBackend.Attempt attempt = null;
+				if (ask) {
+					long sent = System.nanoTime();
+					long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(waitNanos - (sent - start));
+					// only a key's head waiter queues itself (or marks the key as waited
+					// for)
+					long entryMillis = (waiter != null && waiter.isHead() && waitLeftMillis > 0)
+							? Math.min(waitLeftMillis, QUEUE_ENTRY_MILLIS) : 0;
+					try {
+						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis);
+					}
+					catch (LockException ex) {
+						asking = endAsking(asking);
+						if (entryMillis > 0) {
+							// a hand-off to the old token may still come: it is void
+							owner = newOwner();
+							waiter.owner(owner);
+							queuedSent = 0;
+						}
+						// a timeout or a lost connection is "not yet" while the wait
+						// lasts
+						retry.failed(ex, waitNanos - (System.nanoTime() - start), id);
+						continue;
+					}
+					retry.succeeded();
+					asking = endAsking(asking);
+					if (attempt.acquired()) {
+						Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed,
+								minHoldNanos, sent, TimeUnit.MILLISECONDS.toNanos(grantedMillis));
+						acquired = true;
+						outcome = LockObservationContext.ACQUIRED;
+						fencingToken = attempt.fencingTokens()[0];
+						return lease;
+					}
+					if (entryMillis > 0) {
+						queuedSent = sent;
+					}
+				}
+				ask = true;
 				long waited = System.nanoTime() - start;
 				if (waited >= waitNanos) {
 					outcome = LockObservationContext.TIMEOUT;
 					return null;
 				}
-				String blocking = id.keys().get(Math.max(0, attempt.blockingIndex()));
+				String blocking = id.keys().get(Math.max(0, (attempt != null) ? attempt.blockingIndex() : 0));
 				if (waiter == null || !waiter.key().equals(blocking)) {
 					if (waiter != null) {
 						this.waiters.unregister(waiter, false);
 					}
-					waiter = this.waiters.register(blocking);
+					waiter = this.waiters.register(blocking, owner);
+					// the head asks once more before it parks (a release may have come
+					// before it listened); the others wait for their turn
+					ask = waiter.isHead();
 					continue;
 				}
-				waiter.await(waitNanos - waited, attempt.holderTtlMillis());
+				waiter.await(waitNanos - waited, (attempt != null) ? attempt.holderTtlMillis() : -1);
 				if (Thread.currentThread().isInterrupted()) {
 					throw new LockException("Interrupted while waiting for lock '" + id.display() + "'");
 				}
@@ -201,11 +257,41 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			throw ex;
 		}
 		finally {
+			endAsking(asking);
 			if (waiter != null) {
 				this.waiters.unregister(waiter, acquired);
+				if (!acquired && (queuedSent != 0 || waiter.handOff() != null)) {
+					// it may be queued still, or the lock handed to it meanwhile
+					this.backend.leave(id, owner);
+				}
 			}
 			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
 		}
+	}
+
+	/**
+	 * The storage handed a lock to a queued owner; told on the notification connection's
+	 * thread, for every hand-off of a key this process listens to, so it only unparks the
+	 * waiter that asks with that owner token, if any. A waiter that gives up without the
+	 * lock leaves the queue and releases what was handed to it
+	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody.
+	 */
+	private void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
+		this.waiters.handedOff(key, owner, fencingToken, leaseMillis);
+	}
+
+	/**
+	 * @return {@code null}
+	 */
+	private String endAsking(String key) {
+		if (key != null) {
+			this.waiters.endAsking(key);
+		}
+		return null;
+	}
+
+	private static String newOwner() {
+		return hex.formatHex(nextToken());
 	}
 
 	/**
@@ -248,14 +334,20 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	}
 
-	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			long entryMillis) {
 		try {
-			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis);
+			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis);
 		}
 		catch (LockException ex) {
 			// the command may still run later (a lost reply, a replay after reconnect):
 			// undo it then
-			this.backend.releaseQuietly(id, owner);
+			if (entryMillis > 0) {
+				this.backend.leave(id, owner);
+			}
+			else {
+				this.backend.releaseQuietly(id, owner);
+			}
 			throw ex;
 		}
 	}

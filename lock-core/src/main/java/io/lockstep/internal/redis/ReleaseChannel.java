@@ -15,16 +15,18 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lockstep.internal.engine.LockBackend.HandOffListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Release notifications over Redis pub/sub: one connection per client, opened on first
  * need, subscribed to the channel of each key that has local waiters (the channel is
- * named like the key; {@code release.lua} publishes on it). The message listener only
- * unparks waiters. Where SUBSCRIBE is refused (managed Redis, an ACL without channel
- * rights) it logs one WARN and reports that notifications are unavailable, so waiters
- * poll with backoff.
+ * named like the key; {@code release.lua} publishes on it). A message is a release
+ * notification, or a hand-off ({@code "g:<owner>:<fence>:<lease ms>"}) when the release
+ * handed the lock to a queued waiter. The listeners only unpark waiters. Where SUBSCRIBE
+ * is refused (managed Redis, an ACL without channel rights) it logs one WARN and reports
+ * that notifications are unavailable, so waiters poll with backoff.
  */
 public final class ReleaseChannel implements AutoCloseable {
 
@@ -38,6 +40,8 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private volatile BiConsumer<String, String> listener = (key, message) -> {
 	};
+
+	private volatile HandOffListener handOffListener;
 
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
@@ -69,6 +73,25 @@ public final class ReleaseChannel implements AutoCloseable {
 	 */
 	public void onMessage(BiConsumer<String, String> listener) {
 		this.listener = listener;
+	}
+
+	/** Told the hand-off messages, which then do not reach the release listener. */
+	public void onHandOff(HandOffListener listener) {
+		this.handOffListener = listener;
+	}
+
+	private void deliver(byte[] channel, byte[] message) {
+		String key = new String(channel, StandardCharsets.UTF_8);
+		String text = new String(message, StandardCharsets.UTF_8);
+		HandOffListener handOff = this.handOffListener;
+		if (handOff != null && text.startsWith("g:")) {
+			String[] parts = text.split(":");
+			if (parts.length == 4) {
+				handOff.handedOff(key, parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
+				return;
+			}
+		}
+		this.listener.accept(key, text);
 	}
 
 	public boolean notifies() {
@@ -168,14 +191,12 @@ public final class ReleaseChannel implements AutoCloseable {
 			current.addListener(new RedisPubSubAdapter<>() {
 				@Override
 				public void message(byte[] channel, byte[] message) {
-					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8),
-							new String(message, StandardCharsets.UTF_8));
+					deliver(channel, message);
 				}
 
 				@Override
 				public void smessage(byte[] channel, byte[] message) {
-					ReleaseChannel.this.listener.accept(new String(channel, StandardCharsets.UTF_8),
-							new String(message, StandardCharsets.UTF_8));
+					deliver(channel, message);
 				}
 			});
 			this.connection = current;
