@@ -21,9 +21,15 @@ import java.util.List;
  * fault
  * @param keysLeft lock keys left in Redis once every owner closed or died and a lease
  * passed
+ * @param duplicateTokens times the next owner got the same fencing token as the holder
  */
 record Figures(String fault, String run, long overlaps, long lostUpdates, long staleAccepted, long detectionMillis,
-		long recoveryMillis, long keysLeft) {
+		long recoveryMillis, long keysLeft, long duplicateTokens) {
+
+	Figures(String fault, String run, long overlaps, long lostUpdates, long staleAccepted, long detectionMillis,
+			long recoveryMillis, long keysLeft) {
+		this(fault, run, overlaps, lostUpdates, staleAccepted, detectionMillis, recoveryMillis, keysLeft, 0);
+	}
 
 	static final long NONE = -1;
 
@@ -34,7 +40,7 @@ record Figures(String fault, String run, long overlaps, long lostUpdates, long s
 	/** Whether a checker saw an anomaly. */
 	boolean anomaly() {
 		return this.overlaps > 0 || this.lostUpdates > 0 || this.staleAccepted > 0 || this.keysLeft > 0
-				|| this.recoveryMillis == NONE;
+				|| this.recoveryMillis == NONE || this.duplicateTokens > 0;
 	}
 
 	/**
@@ -53,8 +59,8 @@ record Figures(String fault, String run, long overlaps, long lostUpdates, long s
 	static void printTable() {
 		synchronized (table) {
 			StringBuilder out = new StringBuilder("\nFault figures (").append(table.size()).append(" runs)\n");
-			out.append(String.format("%-46s | %-27s | %8s | %4s | %5s | %9s | %9s | %4s | %s%n", "fault", "run",
-					"overlaps", "lost", "stale", "detection", "recovery", "keys", "anomaly"));
+			out.append(String.format("%-46s | %-27s | %8s | %4s | %5s | %3s | %9s | %9s | %4s | %s%n", "fault", "run",
+					"overlaps", "lost", "stale", "dup", "detection", "recovery", "keys", "anomaly"));
 			for (Figures figures : table) {
 				out.append(row(figures)).append('\n');
 			}
@@ -63,8 +69,8 @@ record Figures(String fault, String run, long overlaps, long lostUpdates, long s
 	}
 
 	private static String row(Figures f) {
-		return String.format("%-46s | %-27s | %8d | %4d | %5d | %9s | %9s | %4d | %s", f.fault, f.run, f.overlaps,
-				f.lostUpdates, f.staleAccepted, millis(f.detectionMillis, "not lost"),
+		return String.format("%-46s | %-27s | %8d | %4d | %5d | %3d | %9s | %9s | %4d | %s", f.fault, f.run, f.overlaps,
+				f.lostUpdates, f.staleAccepted, f.duplicateTokens, millis(f.detectionMillis, "not lost"),
 				millis(f.recoveryMillis, "never"), f.keysLeft, f.anomaly() ? "DETECTED" : "none");
 	}
 

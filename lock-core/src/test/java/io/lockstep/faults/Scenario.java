@@ -18,7 +18,8 @@ import io.lockstep.test.RedisNode;
  * <li>the holder acquires the lock and writes to the fenced register with its token;</li>
  * <li>the fault is injected, and a contender starts to acquire the same lock;</li>
  * <li>when the contender gets it, the checker notes whether the holder still believed it
- * held the lock (an overlap), and the contender writes with its token;</li>
+ * held the lock (an overlap) and whether the contender's token is the holder's (a
+ * duplicate; a lower one fails the run), and the contender writes with its token;</li>
  * <li>the fault is healed; the holder, unaware of what happened meanwhile (as after a
  * pause), writes once more with its token (a stale write if the contender wrote first)
  * and releases;</li>
@@ -87,14 +88,14 @@ final class Scenario {
 			Protection.Held next = protection.acquire(contenderLocks, this.key, this.contenderWait);
 			long acquiredAt = System.nanoTime();
 			long overlap = holder.isHeld() ? 1 : 0;
-			if (!this.ledger.write(this.key, next.token(), "contender", protection.fenced())) {
-				// the storage's order disagrees with the lock's: a token lower than the
-				// previous owner's
-				throw new AssertionError("the next owner's write was refused: its fencing token " + next.token()
-						+ " is lower than the previous owner's " + holder.token());
+			boolean written = this.ledger.write(this.key, next.token(), "contender", protection.fenced());
+			if (next.token() < holder.token()) {
+				// the storage's order disagrees with the lock's
+				throw new AssertionError("the next owner's fencing token " + next.token()
+						+ " is lower than the previous owner's " + holder.token() + " (written: " + written + ")");
 			}
 			next.close();
-			return new long[] { acquiredAt, overlap };
+			return new long[] { acquiredAt, overlap, (next.token() == holder.token()) ? 1 : 0 };
 		});
 		fault.heal();
 		try {
@@ -111,7 +112,8 @@ final class Scenario {
 		long[] contended = contender.get(this.contenderWait.toMillis() + 5_000, TimeUnit.MILLISECONDS);
 		long lost = this.lostAt.get();
 		return new Figures(this.fault, protection.label(), contended[1], 0, this.ledger.staleAccepted(this.key),
-				(lost != 0) ? (lost - start) / 1_000_000 : -1, (contended[0] - start) / 1_000_000, keysLeft())
+				(lost != 0) ? (lost - start) / 1_000_000 : -1, (contended[0] - start) / 1_000_000, keysLeft(),
+				contended[2])
 			.report();
 	}
 
