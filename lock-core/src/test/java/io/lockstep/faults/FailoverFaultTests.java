@@ -56,7 +56,7 @@ class FailoverFaultTests {
 	}
 
 	@Test
-	void aSentinelFailoverToAReplicaWithoutTheLockGrantsItTwiceAndFencingRejectsTheOldHolder(RedisFixture fixture)
+	void aSentinelFailoverToAReplicaWithoutTheLockGrantsItTwiceAndFencedStorageAcceptsOneOwnerOnly(RedisFixture fixture)
 			throws Exception {
 		Figures figures = sentinelFailover(fixture, Protection.LOCK_AND_FENCING);
 		// not asserted: overlaps (the promoted replica never saw the lock; that is the
