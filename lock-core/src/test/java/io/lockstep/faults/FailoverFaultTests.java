@@ -31,8 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Sentinel failover whose promoted replica never received the lock (its replication link
  * cut by a {@link ChaosProxy}), and a Redis Cluster master killed, once its replica had
  * received the lock, and replaced by that replica. Replication is asynchronous, so a
- * failover can grant a lock twice; fencing tokens keep the old holder's late writes out
- * of storage that checks them.
+ * failover can grant a lock twice and the promoted replica can repeat a fencing token;
+ * storage that checks tokens still accepts the writes of one owner only.
  */
 @Tag("fault")
 @RedisTest
