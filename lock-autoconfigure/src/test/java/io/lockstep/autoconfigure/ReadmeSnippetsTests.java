@@ -33,12 +33,15 @@ import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
+import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -79,9 +82,16 @@ class ReadmeSnippetsTests {
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
 		.withUserConfiguration(SchedulingConfiguration.class, StockReport.class);
 
+	private ApplicationContextRunner reactiveRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class,
+				LockstepReactiveAutoConfiguration.class))
+		.withUserConfiguration(ReactiveOrders.class);
+
 	@BeforeEach
 	void useRedis(RedisNode redis) {
 		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+		this.reactiveRunner = this.reactiveRunner.withPropertyValues("spring.data.redis.port=" + redis.port(),
+				"lockstep.key-prefix=readme-reactive:");
 		this.scheduledRunner = this.scheduledRunner.withPropertyValues("spring.data.redis.port=" + redis.port(),
 				"lockstep.key-prefix=readme-scheduled-" + UUID.randomUUID() + ":");
 	}
@@ -251,8 +261,12 @@ class ReadmeSnippetsTests {
 		try (Recorded reports = Recorded.of(StockReport.class)) {
 			this.scheduledRunner.run((context) -> {
 				LockMonitor locks = context.getBean(LockMonitor.class);
+				// the job logs before it returns: until its release keeps the key, the
+				// key
+				// has the 30s lease
 				assertThat(eventually(() -> reports.count() == 1 && locks.leaseRemaining("stock-report")
-					.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0)
+					.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0
+							&& left.compareTo(Duration.ofSeconds(31)) > 0)
 					.isPresent())).isTrue();
 				Duration left = locks.leaseRemaining("stock-report").orElseThrow();
 				System.out.printf("README scheduled job with its defaults: sent once, lock kept %s more%n", left);
@@ -262,16 +276,50 @@ class ReadmeSnippetsTests {
 	}
 
 	@Test
+	void reactiveMethodsRunUnderTheirLockForTheSubscription() {
+		this.reactiveRunner.run((context) -> {
+			ReactiveOrders orders = context.getBean(ReactiveOrders.class);
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			assertThat(orders.confirm("order-1").block(Duration.ofSeconds(5)))
+				.matches("confirmed order-1 with fencing token \\d+");
+			assertThat(orders.export().collectList().block(Duration.ofSeconds(5))).containsExactly("order-1",
+					"order-2");
+			assertThat(orders.refundIfFree("order-1").block(Duration.ofSeconds(5)))
+				.isEqualTo("refunded readme-reactive:orders:order-1");
+			try (OtherThread other = new OtherThread();
+					LockHandle export = other.call(() -> locks.acquire("export"));
+					LockHandle order = other.call(() -> locks.named("orders").acquire("order-1"))) {
+				assertThat(orders.export().collectList().block(Duration.ofSeconds(5))).isEmpty();
+				assertThat(orders.refundIfFree("order-1").blockOptional(Duration.ofSeconds(5))).isEmpty();
+			}
+			assertThat(locks.isLocked("export")).isFalse();
+		});
+	}
+
+	@Test
+	void reactiveMethodsOfTheReadmeCompileAsTheyStand(@TempDir Path classes) throws IOException {
+		compileAsItStands("Reactive methods", "class ReactiveOrders", classes);
+		assertThat(classes.resolve("com/example/orders/ReactiveOrders.class")).exists();
+	}
+
+	@Test
 	void scheduledJobOfTheReadmeCompilesAsItStands(@TempDir Path classes) throws IOException {
+		compileAsItStands("Scheduled jobs", "class StockReport", classes);
+		assertThat(classes.resolve("com/example/reports/StockReport.class")).exists();
+	}
+
+	/** Compiles the first Java block of a README section as printed. */
+	private static void compileAsItStands(String heading, String expected, Path classes) throws IOException {
 		String readme = Files.readString(Path.of("..", "README.md"));
-		int section = readme.indexOf("\n## Scheduled jobs\n");
-		assertThat(section).as("README section 'Scheduled jobs'").isPositive();
+		int section = readme.indexOf("\n## " + heading + "\n");
+		assertThat(section).as("README section '%s'", heading).isPositive();
 		int from = readme.indexOf("```java\n", section) + "```java\n".length();
 		String code = readme.substring(from, readme.indexOf("```", from));
-		assertThat(code).contains("class StockReport").contains("import io.lockstep.DistributedLock;");
+		assertThat(code).contains(expected).contains("import io.lockstep.DistributedLock;");
 		JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
 		StringWriter output = new StringWriter();
-		JavaFileObject source = new SimpleJavaFileObject(URI.create("string:///StockReport.java"),
+		String className = expected.substring("class ".length());
+		JavaFileObject source = new SimpleJavaFileObject(URI.create("string:///" + className + ".java"),
 				JavaFileObject.Kind.SOURCE) {
 
 			@Override
@@ -287,7 +335,6 @@ class ReadmeSnippetsTests {
 					null, List.of(source))
 			.call();
 		assertThat(compiled).as("javac: %s", output).isTrue();
-		assertThat(classes.resolve("com/example/reports/StockReport.class")).exists();
 	}
 
 	private static boolean eventually(BooleanSupplier condition) {
@@ -398,6 +445,39 @@ class ReadmeSnippetsTests {
 			return this.jdbc.sql("UPDATE stock_level SET quantity = ?, fence = ? WHERE sku = ? AND fence < ?")
 				.params(quantity, token, sku, token)
 				.update() == 1;
+		}
+
+	}
+
+	// --- README: Reactive methods ---
+
+	@Service
+	static class ReactiveOrders {
+
+		private final ReactiveLockTemplate locks;
+
+		ReactiveOrders(ReactiveLockTemplate locks) {
+			this.locks = locks;
+		}
+
+		// Acquired on subscribe, released when the Mono completes, fails or is cancelled.
+		// Inside, the fencing token comes from the Reactor Context.
+		@DistributedLock(key = "#orderId", name = "orders")
+		public Mono<String> confirm(String orderId) {
+			return ReactiveLockTemplate.currentFencingToken()
+				.map((token) -> "confirmed " + orderId + " with fencing token " + token);
+		}
+
+		// A Flux holds the lock until it completes; SKIP gives an empty Flux at once when
+		// another instance holds the lock.
+		@DistributedLock(key = "'export'", onLocked = OnLocked.SKIP)
+		public Flux<String> export() {
+			return Flux.just("order-1", "order-2");
+		}
+
+		// The programmatic form: the work gets the LockHandle; empty when held elsewhere.
+		Mono<String> refundIfFree(String orderId) {
+			return this.locks.named("orders").tryExecute(orderId, (lock) -> Mono.just("refunded " + lock.key()));
 		}
 
 	}

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -44,6 +45,8 @@ final class ClusterBackend implements LockBackend {
 	private final String prefix;
 
 	private volatile String publish;
+
+	private final String clientId = ReleaseChannel.newClientId();
 
 	ClusterBackend(RedisClusterClient client, Duration commandTimeout, String keyPrefix) {
 		if (keyPrefix.contains("{") || keyPrefix.contains("}")) {
@@ -107,6 +110,35 @@ final class ClusterBackend implements LockBackend {
 				fencingToken, leaseMillis));
 	}
 
+	/**
+	 * The acquire script's arguments; a one-key lock's waiter (entry {@code > 0}) also
+	 * queues itself for a hand-off.
+	 */
+	private List<String> acquireArgs(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+		if (id.size() == 1 && entryMillis > 0) {
+			return List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
+					Long.toString(entryMillis), handOffChannel(id.first()));
+		}
+		return List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
+	}
+
+	/** A one-key lock's waiter queue and table when its waiter queues itself, or none. */
+	private List<String> queues(LockId id, long entryMillis) {
+		return (id.size() == 1 && entryMillis > 0) ? List.of(queued(id.first(), "q"), queued(id.first(), "w"))
+				: List.of();
+	}
+
+	/** Where this client hears the hand-offs of keys of the key's slot. */
+	private String handOffChannel(String key) {
+		return this.prefix + "{" + SlotTags.tag(SlotTags.slot(key)) + "}__c:" + this.clientId;
+	}
+
+	@Override
+	public CompletableFuture<?> listenForHandOffs(String key) {
+		return (this.publish != null) ? this.channel.subscribeOwn(handOffChannel(key))
+				: CompletableFuture.completedFuture(null);
+	}
+
 	@Override
 	public void leave(LockId id, String owner) {
 		releaseAsync(id, owner, true);
@@ -141,13 +173,8 @@ final class ClusterBackend implements LockBackend {
 				group.getValue().forEach((index) -> keys.add(stored(id.keys().get(index))));
 				List<String> scriptKeys = new ArrayList<>(keys);
 				keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
-				List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
-				if (id.size() == 1 && entryMillis > 0) {
-					scriptKeys.add(queued(id.first(), "q"));
-					scriptKeys.add(queued(id.first(), "w"));
-					args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), "q",
-							Long.toString(entryMillis));
-				}
+				List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+				scriptKeys.addAll(queues(id, entryMillis));
 				List<Long> reply = this.commands.eval(
 						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,
 						"acquire " + keys);
@@ -167,6 +194,90 @@ final class ClusterBackend implements LockBackend {
 			rollback(acquired, owner, publishCommand);
 			throw ex;
 		}
+	}
+
+	/**
+	 * The same scripts, slot by slot in slot order, by the client's asynchronous API. The
+	 * very first use asks the server's version (blocking) and so runs on
+	 * {@code blocking}.
+	 */
+	@Override
+	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			long entryMillis, Executor blocking) {
+		String publishCommand = this.publish;
+		if (publishCommand == null) {
+			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, entryMillis, blocking);
+		}
+		List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+		List<String> queueKeys = queues(id, entryMillis);
+		SlotAttempt attempt = new SlotAttempt(id, owner, args, queueKeys, publishCommand,
+				new ArrayList<>(bySlot(id.keys()).entrySet()));
+		return attempt.from(0).whenComplete((result, failure) -> {
+			if (failure != null) {
+				rollback(attempt.acquired, owner, publishCommand);
+			}
+		});
+	}
+
+	/** One asynchronous attempt over the slots of a lock, in slot order. */
+	private final class SlotAttempt {
+
+		private final LockId id;
+
+		private final String owner;
+
+		private final List<String> args;
+
+		/** A one-key lock's queue keys, appended to its script's keys, or none. */
+		private final List<String> queueKeys;
+
+		private final String publishCommand;
+
+		private final List<Map.Entry<Integer, List<Integer>>> groups;
+
+		private final long[] fences;
+
+		private final List<List<String>> acquired = new ArrayList<>();
+
+		SlotAttempt(LockId id, String owner, List<String> args, List<String> queueKeys, String publishCommand,
+				List<Map.Entry<Integer, List<Integer>>> groups) {
+			this.id = id;
+			this.owner = owner;
+			this.args = args;
+			this.queueKeys = queueKeys;
+			this.publishCommand = publishCommand;
+			this.groups = groups;
+			this.fences = new long[id.size()];
+		}
+
+		CompletableFuture<Attempt> from(int index) {
+			if (index == this.groups.size()) {
+				return CompletableFuture.completedFuture(Attempt.acquired(this.fences));
+			}
+			Map.Entry<Integer, List<Integer>> group = this.groups.get(index);
+			List<String> keys = new ArrayList<>();
+			group.getValue().forEach((key) -> keys.add(stored(this.id.keys().get(key))));
+			List<String> scriptKeys = new ArrayList<>(keys);
+			keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
+			scriptKeys.addAll(this.queueKeys);
+			return ClusterBackend.this.commands
+				.<List<Long>>evalBounded((keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL,
+						scriptKeys, this.args, "acquire " + keys)
+				.thenCompose((reply) -> {
+					if (reply.get(0) != 1L) {
+						rollback(this.acquired, this.owner, this.publishCommand);
+						int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
+						return CompletableFuture
+							.completedFuture(Attempt.held(reply.get(1), group.getValue().get(blocking)));
+					}
+					this.acquired.add(keys);
+					for (int i = 0; i < group.getValue().size(); i++) {
+						this.fences[group.getValue().get(i)] = reply.get(i + 1);
+					}
+					return from(index + 1);
+				});
+		}
+
 	}
 
 	private void rollback(List<List<String>> acquired, String owner, String publishCommand) {

@@ -47,6 +47,9 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 		Object[] args = invocation.getArguments();
 		List<String> keys = operation.keys(args, target, targetClass);
+		if (operation.returnKind().isReactive()) {
+			return ReactiveInvocation.proceed(operation, template(operation), keys, invocation, target, args);
+		}
 		LockHandle handle;
 		try {
 			LockTemplate template = template(operation);

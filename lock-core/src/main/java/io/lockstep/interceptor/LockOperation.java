@@ -35,7 +35,7 @@ final class LockOperation {
 
 	private final Timing timing;
 
-	private final boolean async;
+	private final ReturnKind returnKind;
 
 	private final OnLocked onLocked;
 
@@ -44,7 +44,7 @@ final class LockOperation {
 	private final FallbackMethod fallback;
 
 	LockOperation(String description, Method method, String keyText, Expression key, LockKeyExpressions expressions,
-			String name, Timing timing, boolean async, OnLocked onLocked, Supplier<Object> skipResult,
+			String name, Timing timing, ReturnKind returnKind, OnLocked onLocked, Supplier<Object> skipResult,
 			FallbackMethod fallback) {
 		this.description = description;
 		this.method = method;
@@ -53,7 +53,7 @@ final class LockOperation {
 		this.expressions = expressions;
 		this.name = name;
 		this.timing = timing;
-		this.async = async;
+		this.returnKind = returnKind;
 		this.onLocked = onLocked;
 		this.skipResult = skipResult;
 		this.fallback = fallback;
@@ -100,7 +100,12 @@ final class LockOperation {
 
 	/** Whether the method returns a future that the lock must outlive. */
 	boolean async() {
-		return this.async;
+		return this.returnKind == ReturnKind.FUTURE;
+	}
+
+	/** What the method returns, as far as the lock is concerned. */
+	ReturnKind returnKind() {
+		return this.returnKind;
 	}
 
 	/**
@@ -161,6 +166,27 @@ final class LockOperation {
 	@Override
 	public String toString() {
 		return this.description;
+	}
+
+	/** What a locked method returns, as far as the lock is concerned. */
+	enum ReturnKind {
+
+		/** A value: the lock is held while the method runs. */
+		PLAIN,
+
+		/** {@code CompletableFuture}/{@code CompletionStage}: held until it completes. */
+		FUTURE,
+
+		/** Reactor's {@code Mono}: held for each subscription. */
+		MONO,
+
+		/** Reactor's {@code Flux}: held for each subscription. */
+		FLUX;
+
+		boolean isReactive() {
+			return this == MONO || this == FLUX;
+		}
+
 	}
 
 	/**

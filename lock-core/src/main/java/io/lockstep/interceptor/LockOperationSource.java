@@ -32,8 +32,9 @@ final class LockOperationSource {
 
 	private static final Object NONE = new Object();
 
-	private static final String[] UNSUPPORTED_ASYNC = { "org.reactivestreams.Publisher",
-			"kotlinx.coroutines.flow.Flow" };
+	private static final String MONO = "reactor.core.publisher.Mono";
+
+	private static final String FLUX = "reactor.core.publisher.Flux";
 
 	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
 
@@ -104,8 +105,8 @@ final class LockOperationSource {
 				() -> duration(annotation.leaseTime()));
 		Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
 				() -> duration(annotation.minHoldTime()));
-		boolean async = attribute(description, "return type", method.getReturnType().getName(),
-				() -> isAsync(method.getReturnType()));
+		LockOperation.ReturnKind returnKind = attribute(description, "return type", method.getReturnType().getName(),
+				() -> returnKind(method.getReturnType()));
 		OnLocked onLocked = annotation.onLocked();
 		String fallbackName = annotation.fallback().trim();
 		FallbackMethod fallback = null;
@@ -118,11 +119,11 @@ final class LockOperationSource {
 			fallback = attribute(description, "fallback", fallbackName,
 					() -> FallbackMethod.resolve(owner, method, fallbackName));
 		}
-		else if (onLocked == OnLocked.SKIP) {
+		else if (onLocked == OnLocked.SKIP && !returnKind.isReactive()) {
 			skipResult = attribute(description, "onLocked", "SKIP", () -> SkipResults.of(method, owner));
 		}
 		return new LockOperation(description, method, annotation.key(), key, this.expressions, name,
-				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), async, onLocked, skipResult, fallback);
+				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), returnKind, onLocked, skipResult, fallback);
 	}
 
 	private static <T> T attribute(String description, String attribute, String value, Supplier<T> parser) {
@@ -173,21 +174,29 @@ final class LockOperationSource {
 		throw new IllegalArgumentException("cannot be resolved: no placeholder resolver is available");
 	}
 
-	private static boolean isAsync(Class<?> returnType) {
+	private static LockOperation.ReturnKind returnKind(Class<?> returnType) {
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
-			return true;
+			return LockOperation.ReturnKind.FUTURE;
 		}
 		if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
 			throw new IllegalArgumentException("is not supported: declare CompletableFuture or CompletionStage, "
 					+ "which hold the lock until they complete");
 		}
-		for (String unsupported : UNSUPPORTED_ASYNC) {
-			if (isA(returnType, unsupported)) {
-				throw new IllegalArgumentException("is not supported yet: reactive and coroutine return types "
-						+ "would release the lock before the work runs");
-			}
+		if (returnType.getName().equals(MONO)) {
+			return LockOperation.ReturnKind.MONO;
 		}
-		return false;
+		if (returnType.getName().equals(FLUX)) {
+			return LockOperation.ReturnKind.FLUX;
+		}
+		if (isA(returnType, "org.reactivestreams.Publisher")) {
+			throw new IllegalArgumentException("is not supported: declare Mono or Flux (Reactor), which hold the lock "
+					+ "for each subscription; another Publisher would release it before the work runs");
+		}
+		if (isA(returnType, "kotlinx.coroutines.flow.Flow")) {
+			throw new IllegalArgumentException("is not supported yet: a coroutine Flow would release the lock before "
+					+ "the work runs; return a Flux");
+		}
+		return LockOperation.ReturnKind.PLAIN;
 	}
 
 	private static boolean isA(Class<?> type, String name) {

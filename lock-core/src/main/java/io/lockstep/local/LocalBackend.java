@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -57,6 +58,13 @@ final class LocalBackend implements LockBackend {
 			this.keys.put(key, new Entry(owner, fences[i], expiresAt, entryCap));
 		}
 		return Attempt.acquired(fences);
+	}
+
+	/** Completed at once: the attempt never blocks on anything but the map's monitor. */
+	@Override
+	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			long entryMillis, Executor blocking) {
+		return CompletableFuture.completedFuture(tryAcquire(id, owner, leaseMillis, maxHoldMillis));
 	}
 
 	@Override

@@ -26,6 +26,12 @@ public class LockObservationContext extends Observation.Context {
 	 */
 	public static final String TIMEOUT = "timeout";
 
+	/**
+	 * {@code outcome} of an acquisition that its caller gave up before it ended (a
+	 * reactive subscription cancelled while waiting).
+	 */
+	public static final String CANCELLED = "cancelled";
+
 	/** {@code outcome} of an acquisition that failed (Redis unreachable, bad reply). */
 	public static final String ERROR = "error";
 
@@ -63,10 +69,11 @@ public class LockObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * {@link #ACQUIRED}, {@link #TIMEOUT} or {@link #ERROR} once the acquisition ended;
-	 * {@code null} before (so meters started with the observation, such as the
-	 * {@code lockstep.acquire.active} long-task timer, carry no outcome at all rather
-	 * than a made-up one that alerting on {@code outcome="error"} would count).
+	 * {@link #ACQUIRED}, {@link #TIMEOUT}, {@link #ERROR} or {@link #CANCELLED} once the
+	 * acquisition ended; {@code null} before (so meters started with the observation,
+	 * such as the {@code lockstep.acquire.active} long-task timer, carry no outcome at
+	 * all rather than a made-up one that alerting on {@code outcome="error"} would
+	 * count).
 	 */
 	public String getOutcome() {
 		return this.outcome;

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 import io.lockstep.internal.redis.LockCommands;
@@ -14,6 +15,8 @@ import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
 
+import org.springframework.data.redis.core.script.RedisScript;
+
 /**
  * The single-master Redis backend (standalone, or the master that Sentinel points to):
  * one Lua script per operation on the lock's own connection, release notifications over
@@ -23,7 +26,8 @@ import io.lockstep.internal.engine.LockId;
  * queued for a direct hand-off of {@code <key-prefix><key>} are in the list
  * {@code <key-prefix>__q:<key>} and the hash {@code <key-prefix>__w:<key>} (user keys
  * cannot start with {@code "__"}), which expire a minute after their last waiter asked.
- * Without a replica check, a release hands the lock to the first live queued waiter.
+ * Without a replica check, a release hands the lock to the first live queued waiter and
+ * tells it on its client's channel {@code <key-prefix>__c:<client id>}.
  */
 final class RedisBackend implements LockBackend {
 
@@ -34,6 +38,9 @@ final class RedisBackend implements LockBackend {
 	private final String keyPrefix;
 
 	private final String fenceKey;
+
+	/** Where this client hears the hand-offs to its waiters. */
+	private final String handOffChannel;
 
 	private final int replicaAcks;
 
@@ -49,6 +56,7 @@ final class RedisBackend implements LockBackend {
 		this.channel = new ReleaseChannel(client, commandTimeout);
 		this.keyPrefix = keyPrefix;
 		this.fenceKey = keyPrefix + "__fence";
+		this.handOffChannel = keyPrefix + "__c:" + ReleaseChannel.newClientId();
 		this.replicaAcks = replicaAcks;
 		this.replicaAckTimeout = replicaAckTimeout;
 	}
@@ -60,22 +68,51 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+		return attempt(id, owner, this.commands.eval(call.script(), call.keys(), call.args(), call.what()));
+	}
+
+	/** One script call: what it runs, on which keys, with which arguments. */
+	private record Call(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+	}
+
+	/**
+	 * The acquire script for the lock; a one-key lock's waiter (entry {@code > 0}) also
+	 * queues itself for a hand-off (or only marks the key, with the replica check).
+	 */
+	private Call acquireCall(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
 		List<String> keys = new ArrayList<>(id.keys());
 		id.keys().forEach((key) -> keys.add(this.fenceKey));
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
-		List<Long> reply;
-		if (id.size() == 1) {
-			if (entryMillis > 0) {
-				keys.add(queueKey(id.first()));
-				keys.add(tableKey(id.first()));
-				args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), handsOff() ? "q" : "w",
-						Long.toString(entryMillis));
-			}
-			reply = this.commands.eval(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
+		if (id.size() > 1) {
+			return new Call(LockCommands.ACQUIRE_ALL, keys, args, "acquire " + id.keys());
 		}
-		else {
-			reply = this.commands.eval(LockCommands.ACQUIRE_ALL, keys, args, "acquire " + id.keys());
+		if (entryMillis > 0) {
+			keys.add(queueKey(id.first()));
+			keys.add(tableKey(id.first()));
+			args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), handsOff() ? "q" : "w",
+					Long.toString(entryMillis), this.handOffChannel);
 		}
+		return new Call(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
+	}
+
+	/**
+	 * The same script by the client's asynchronous API; with the replica check, the
+	 * {@code WAIT} that follows a grant runs on {@code blocking}.
+	 */
+	@Override
+	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			long entryMillis, Executor blocking) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+		CompletableFuture<List<Long>> reply = this.commands.evalBounded(call.script(), call.keys(), call.args(),
+				call.what());
+		if (this.replicaAcks == 0) {
+			return reply.thenApply((values) -> attempt(id, owner, values));
+		}
+		return reply.thenApplyAsync((values) -> attempt(id, owner, values), blocking);
+	}
+
+	private Attempt attempt(LockId id, String owner, List<Long> reply) {
 		if (reply.get(0) == 1L) {
 			long[] fences = new long[id.size()];
 			for (int i = 0; i < fences.length; i++) {
@@ -138,6 +175,11 @@ final class RedisBackend implements LockBackend {
 	@Override
 	public void onHandOff(HandOffListener listener) {
 		this.channel.onHandOff(listener);
+	}
+
+	@Override
+	public CompletableFuture<?> listenForHandOffs(String key) {
+		return this.channel.subscribeOwn(this.handOffChannel);
 	}
 
 	private String queueKey(String key) {

@@ -3,7 +3,8 @@
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
 -- KEYS[3]  optional: the lock's waiter queue (a list of owner tokens, first come first served)
--- KEYS[4]  optional: the lock's waiter table (owner token -> "<expires>:<lease>:<max hold>")
+-- KEYS[4]  optional: the lock's waiter table (owner token ->
+--          "<expires>:<lease>:<max hold>:<hand-off channel>")
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
@@ -12,6 +13,7 @@
 --          publishes a notification), 'q' also queues the owner (needs KEYS[3] and KEYS[4])
 -- ARGV[5]  with 'q': how long the queue entry lives, in ms, unless the waiter asks again first
 --          (a waiter that vanished is skipped once its entry expires)
+-- ARGV[6]  with 'q': the channel on which the waiter's client hears its hand-offs
 -- Returns  {1, fence}  acquired; also when the key already holds this owner token (a retried
 --                      acquire, or a waiter the lock was handed to), in which case the lease is
 --                      refreshed (within the cap) and the token it was granted with returned
@@ -60,7 +62,7 @@ end
 if ARGV[4] == 'q' and KEYS[4] then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. ARGV[2] .. ':' .. ARGV[3]
+  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[6]
   if redis.call('HSET', KEYS[4], ARGV[1], entry) == 1 then
     redis.call('RPUSH', KEYS[3], ARGV[1])
   end

@@ -1,7 +1,8 @@
 -- Releases locks held by one owner: compare-and-delete, never a plain DEL. A key marked as
 -- waited for (":w" at the end of its value, see acquire.lua) is handed directly to the first
--- live waiter of its queue (a fresh lease and fencing token, told on the key's channel) or,
--- when no one is queued, deleted with a release notification; an unmarked key is just deleted.
+-- live waiter of its queue (a fresh lease and fencing token, told on its own channel) or,
+-- when no one is queued, deleted with a release notification on the key's channel; an unmarked
+-- key is just deleted. The hand-off is told on the waiter's own channel (from its queue entry).
 -- KEYS[1..n]      lock keys
 -- with ARGV[4] = 'queues', also (else only the lock keys are given):
 -- KEYS[n+1..2n]   the waiter queue of each lock key
@@ -14,9 +15,9 @@
 -- ARGV[4]     optional: 'queues' (see KEYS)
 -- ARGV[5]     optional: 'leave': the owner also leaves the queues (a waiter that gives up)
 -- Returns     the number of keys deleted or handed off; a key that expired or belongs to another
---             owner is left untouched. A hand-off is published on the key's channel as
---             "g:<owner>:<fence>:<lease ms>". Where the ACL forbids the channel the release still
---             succeeds (waiters poll, and find the lock theirs).
+--             owner is left untouched. A hand-off is published on the waiter's channel as
+--             "g:<owner>:<fence>:<lease ms>:<key>". Where the ACL forbids the channel the release
+--             still succeeds (waiters poll, and find the lock theirs).
 local queues = ARGV[4] == 'queues'
 local n = #KEYS
 if queues then
@@ -46,8 +47,8 @@ local function handOff(i)
     local entry = redis.call('HGET', table, waiter)
     redis.call('HDEL', table, waiter)
     if entry then
-      local expires, lease, maxHold = string.match(entry, '^(%d+):(%d+):(%d+)$')
-      if tonumber(expires) > clock() then
+      local expires, lease, maxHold, channel = string.match(entry, '^(%d+):(%d+):(%d+):(.*)$')
+      if expires and tonumber(expires) > clock() then
         local fence = redis.call('INCR', counter)
         if fence == 1 then
           fence = clock() * 1000
@@ -60,7 +61,7 @@ local function handOff(i)
         local text = string.format('%.0f', fence)
         -- still marked: the rest of the queue is served by the next release
         redis.call('SET', KEYS[i], waiter .. ':' .. text .. ':' .. string.format('%.0f', cap) .. ':w', 'PX', lease)
-        redis.pcall(publish, KEYS[i], 'g:' .. waiter .. ':' .. text .. ':' .. lease)
+        redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. text .. ':' .. lease .. ':' .. KEYS[i])
         return true
       end
     end

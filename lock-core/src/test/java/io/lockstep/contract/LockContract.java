@@ -11,10 +11,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockstep.LockHandle;
+import io.lockstep.ReactiveLockTemplate;
+import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -95,6 +100,72 @@ abstract class LockContract {
 			try (LockHandle lock = templates.get(1).withWaitTime(Duration.ZERO).acquire("contract")) {
 				assertThat(lock.isHeld()).as("a released lock is free at once").isTrue();
 			}
+		}
+		finally {
+			pool.shutdownNow();
+			for (int i = closer.size() - 1; i >= 0; i--) {
+				closer.get(i).close();
+			}
+		}
+	}
+
+	@Test
+	void reactiveSubscribersAndBlockingThreadsExcludeEachOther(RedisFixture fixture) throws Exception {
+		List<AutoCloseable> closer = new ArrayList<>();
+		ExecutorService pool = Executors.newFixedThreadPool(THREADS_PER_CLIENT);
+		try {
+			List<RedisLockTemplate> templates = templates(fixture, closer);
+			ReactiveLockTemplate reactive = ReactiveLocks.of(templates.get(0));
+			RedisLockTemplate blocking = templates.get(1);
+			int rounds = ROUNDS / 3;
+			AtomicInteger inside = new AtomicInteger();
+			AtomicInteger overlaps = new AtomicInteger();
+			long[] counter = { 0 };
+			Runnable critical = () -> {
+				if (inside.incrementAndGet() != 1) {
+					overlaps.incrementAndGet();
+				}
+				long read = counter[0];
+				Thread.yield();
+				counter[0] = read + 1;
+				inside.decrementAndGet();
+			};
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<?>> workers = new ArrayList<>();
+			for (int t = 0; t < THREADS_PER_CLIENT; t++) {
+				workers.add(pool.submit(() -> {
+					start.await();
+					for (int i = 0; i < rounds; i++) {
+						blocking.execute("reactive-contract", (lock) -> {
+							critical.run();
+							return null;
+						});
+					}
+					return null;
+				}));
+			}
+			long began = System.nanoTime();
+			start.countDown();
+			Long reactiveDone = Flux.range(0, THREADS_PER_CLIENT)
+				.flatMap((subscriber) -> Flux.range(0, rounds)
+					.concatMap((i) -> reactive.execute("reactive-contract",
+							(lock) -> Mono.fromRunnable(critical).thenReturn(i)))
+					.subscribeOn(Schedulers.parallel()), THREADS_PER_CLIENT)
+				.count()
+				.block(Duration.ofMinutes(3));
+			for (Future<?> worker : workers) {
+				worker.get(3, TimeUnit.MINUTES);
+			}
+			long millis = (System.nanoTime() - began) / 1_000_000;
+			long expected = 2L * THREADS_PER_CLIENT * rounds;
+			System.out.printf(
+					"contract on %s: %d reactive subscribers (client 1) and %d threads (client 2), %d acquisitions "
+							+ "in %d ms: %d overlaps, counter %d of %d%n",
+					topology(), THREADS_PER_CLIENT, THREADS_PER_CLIENT, expected, millis, overlaps.get(), counter[0],
+					expected);
+			assertThat(reactiveDone).isEqualTo(THREADS_PER_CLIENT * rounds);
+			assertThat(overlaps.get()).isZero();
+			assertThat(counter[0]).isEqualTo(expected);
 		}
 		finally {
 			pool.shutdownNow();

@@ -17,7 +17,10 @@ import io.lockstep.LockHandle;
  * {@code READY}, waits for {@code GO} on stdin, runs {@link Contention}, prints
  * {@code RESULT overlaps=.. violations=.. done=..};</li>
  * <li>{@code hold <lockPort> <key> <leaseMillis>}: acquires with a watchdog lease, prints
- * {@code ACQUIRED <fencingToken>} and parks until killed.</li>
+ * {@code ACQUIRED <fencingToken>} and parks until killed;</li>
+ * <li>{@code wait <lockPort> <key> <leaseMillis>}: prints {@code WAITING}, waits (up to 2
+ * minutes) for the lock with a fixed lease, prints {@code ACQUIRED <fencingToken>} and
+ * parks until killed.</li>
  * </ul>
  */
 public final class LockWorker {
@@ -27,6 +30,19 @@ public final class LockWorker {
 
 	public static void main(String[] args) throws Exception {
 		RedisClient lockClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[1])));
+		if (args[0].equals("wait")) {
+			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
+				.waitTime(Duration.ofMinutes(2))
+				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
+				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
+				.build();
+			report("WAITING");
+			LockHandle lock = locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]);
+			report("ACQUIRED " + lock.fencingToken());
+			while (true) {
+				LockSupport.park();
+			}
+		}
 		if (args[0].equals("hold")) {
 			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))

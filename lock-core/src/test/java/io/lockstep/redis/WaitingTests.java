@@ -102,18 +102,24 @@ class WaitingTests {
 				waiting.add(CompletableFuture.supplyAsync(() -> waiters.execute("shared", LockHandle::fencingToken),
 						java.util.concurrent.Executors.newSingleThreadExecutor()));
 			}
+			// one-key locks are handed off: the waiters' client listens on its own
+			// channel
 			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> ((List<?>) this.redis.call("PUBSUB", "NUMSUB", "lockstep:shared")).get(1).equals(1L)))
+					() -> ((List<?>) this.redis.call("PUBSUB", "CHANNELS", "lockstep:__c:*")).size() == 1))
 				.isTrue();
+			long subscribesBefore = TestLocks.commandCalls(this.redis, "subscribe");
 			String pubSubClients = (String) this.redis.call("CLIENT", "LIST", "TYPE", "pubsub");
-			System.out.printf("8 waiters on one key: %d pub/sub connection(s), %s subscription(s) to its channel%n",
-					pubSubClients.lines().count(),
-					((List<?>) this.redis.call("PUBSUB", "NUMSUB", "lockstep:shared")).get(1));
+			List<?> channels = (List<?>) this.redis.call("PUBSUB", "CHANNELS", "lockstep:*");
+			System.out.printf("8 waiters on one key: %d pub/sub connection(s), subscribed to %s%n",
+					pubSubClients.lines().count(), channels);
 			assertThat(pubSubClients.lines().count()).isEqualTo(1);
+			assertThat(channels).hasSize(1);
 			held.close();
 			for (CompletableFuture<Long> waiter : waiting) {
 				assertThat(waiter.get(10, TimeUnit.SECONDS)).isPositive();
 			}
+			assertThat(TestLocks.commandCalls(this.redis, "subscribe")).as("SUBSCRIBE calls during 8 hand-offs")
+				.isEqualTo(subscribesBefore);
 		}
 	}
 

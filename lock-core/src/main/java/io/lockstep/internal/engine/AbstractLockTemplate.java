@@ -176,6 +176,11 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 		return this.engine.lastRenewalFailure();
 	}
 
+	/** The settings of this copy. */
+	LockSettings settings() {
+		return this.settings;
+	}
+
 	/** The engine shared by this template and its copies. */
 	public LockEngine engine() {
 		return this.engine;

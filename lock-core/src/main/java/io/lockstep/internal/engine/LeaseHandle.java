@@ -2,7 +2,9 @@ package io.lockstep.internal.engine;
 
 import java.lang.ref.Cleaner;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import io.lockstep.LockHandle;
 import io.lockstep.internal.CallContext;
@@ -40,14 +42,26 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 
 	/** Enters every part; call on the acquiring thread. */
 	LeaseHandle(LockEngine engine, LockId id, List<Lease> parts) {
+		this(engine, id, parts, true);
+	}
+
+	/**
+	 * Enters every part.
+	 * @param onThisThread whether the guarded call runs on the current thread (it joins
+	 * the thread's call context and may be interrupted on loss); {@code false} for a
+	 * handle bound to no thread ({@link LockEngine#acquireAsync})
+	 */
+	LeaseHandle(LockEngine engine, LockId id, List<Lease> parts, boolean onThisThread) {
 		this.engine = engine;
 		this.id = id;
 		this.parts = List.copyOf(parts);
-		this.call = new CallFrame(Thread.currentThread());
+		this.call = new CallFrame(onThisThread ? Thread.currentThread() : null);
 		this.closed = new AtomicBoolean();
 		this.parts.forEach((lease) -> lease.enter(this.call));
 		this.cleanable = cleaner.register(this, new Leak(engine, id, this.parts, this.call, this.closed));
-		CallContext.push(this);
+		if (onThisThread) {
+			CallContext.push(this);
+		}
 	}
 
 	List<Lease> parts() {
@@ -135,6 +149,47 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		}
 	}
 
+	/**
+	 * Closes the handle on one of the engine's worker threads, never blocking the caller:
+	 * the release is one round trip, bounded by the command timeout.
+	 * @return completes when released; exceptionally with the
+	 * {@link io.lockstep.LockLostException} that {@link #close()} would throw
+	 */
+	CompletableFuture<Void> closeAsync() {
+		CompletableFuture<Void> released = new CompletableFuture<>();
+		try {
+			this.engine.asyncThreads().workers().execute(() -> {
+				try {
+					close();
+					released.complete(null);
+				}
+				catch (Throwable ex) {
+					released.completeExceptionally(ex);
+				}
+			});
+		}
+		catch (RuntimeException ex) {
+			// the engine is closed: its leases expire on their own
+			this.closed.set(true);
+			released.completeExceptionally(ex);
+		}
+		return released;
+	}
+
+	/**
+	 * Runs the action (once) when a lease of this handle is lost while the handle is
+	 * open, or at once if one was lost already. Called on the thread that found the loss
+	 * (the watchdog's): the action only hands over.
+	 */
+	void onLoss(Consumer<String> action) {
+		this.call.onLoss(action);
+		for (Lease lease : this.parts) {
+			if (lease.state() == Lease.State.LOST) {
+				this.call.lost(lease.reason());
+			}
+		}
+	}
+
 	private void endCallOnThisThread() {
 		boolean interrupted = this.call.end();
 		this.parts.forEach((lease) -> lease.calls().remove(this.call));
@@ -154,7 +209,8 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 
 	/**
 	 * The guarded call on its thread: interrupted for a lost lease only while it runs,
-	 * never after it ended.
+	 * never after it ended. A call bound to no thread (asynchronous) is never
+	 * interrupted; it is told of a loss instead.
 	 */
 	static final class CallFrame {
 
@@ -163,6 +219,10 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		private boolean ended;
 
 		private boolean interrupted;
+
+		private Consumer<String> lossAction;
+
+		private boolean lost;
 
 		CallFrame(Thread thread) {
 			this.thread = thread;
@@ -180,9 +240,26 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 			return this.interrupted;
 		}
 
+		synchronized void onLoss(Consumer<String> action) {
+			this.lossAction = action;
+		}
+
+		/** A lease of the call was lost: tells the loss action once, unless ended. */
+		void lost(String reason) {
+			Consumer<String> action;
+			synchronized (this) {
+				if (this.ended || this.lost || this.lossAction == null) {
+					return;
+				}
+				this.lost = true;
+				action = this.lossAction;
+			}
+			action.accept(reason);
+		}
+
 		/** Interrupts the call's thread unless the call ended. */
 		synchronized void interrupt() {
-			if (!this.ended && !this.interrupted) {
+			if (this.thread != null && !this.ended && !this.interrupted) {
 				this.interrupted = true;
 				this.thread.interrupt();
 			}

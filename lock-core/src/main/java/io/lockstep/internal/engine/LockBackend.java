@@ -3,6 +3,7 @@ package io.lockstep.internal.engine;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 /**
@@ -46,8 +47,18 @@ public interface LockBackend extends AutoCloseable {
 		return false;
 	}
 
-	/** Sets the listener told of every hand-off that {@link #listen} delivers. */
+	/** Sets the listener told of the hand-offs to this client's waiters. */
 	default void onHandOff(HandOffListener listener) {
+	}
+
+	/**
+	 * Readies the delivery of hand-offs of the key to this client's waiters (a channel of
+	 * the client's own, subscribed once for its life); sends without waiting.
+	 * @return completes when hand-offs flow (or immediately when they do already or are
+	 * unavailable)
+	 */
+	default CompletableFuture<?> listenForHandOffs(String key) {
+		return CompletableFuture.completedFuture(null);
 	}
 
 	/**
@@ -56,6 +67,22 @@ public interface LockBackend extends AutoCloseable {
 	 */
 	default void leave(LockId id, String owner) {
 		releaseQuietly(id, owner);
+	}
+
+	/**
+	 * Like {@link #tryAcquire(LockId, String, long, long, long)} without blocking the
+	 * caller: the future completes with the attempt, or exceptionally with a
+	 * {@link io.lockstep.LockException} (bounded by the command timeout, like the
+	 * blocking attempt). It may complete on the storage client's I/O thread: the engine
+	 * moves on to its own threads before running anything else. The default runs the
+	 * blocking attempt on {@code blocking}, a thread of the engine that may block;
+	 * backends with an asynchronous client override it.
+	 * @param blocking where the default runs the blocking attempt
+	 */
+	default CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
+			long entryMillis, Executor blocking) {
+		return CompletableFuture.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis),
+				blocking);
 	}
 
 	/**

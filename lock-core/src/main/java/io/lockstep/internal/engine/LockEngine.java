@@ -1,5 +1,6 @@
 package io.lockstep.internal.engine;
 
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,6 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +41,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(LockEngine.class);
 
-	private static final SecureRandom random = new SecureRandom();
+	private static final SecureRandom random = secureRandom();
 
 	private static final HexFormat hex = HexFormat.of();
 
@@ -73,6 +75,11 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	private final Waiters waiters;
 
 	private final Watchdog watchdog;
+
+	/** The threads of {@link #acquireAsync}; created on first use. */
+	private AsyncThreads asyncThreads;
+
+	private boolean closed;
 
 	/**
 	 * @param maxHoldTime the hard cap on every hold, or {@code null}
@@ -129,6 +136,21 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return new LeaseHandle(this, id, new ArrayList<>(parts));
 	}
 
+	/**
+	 * Acquires the lock without blocking the caller and without a thread of its own while
+	 * it waits (see {@link AsyncAcquisition}); no reentrancy (no call context). The
+	 * handle is not bound to any thread: it is renewed until closed, never interrupts,
+	 * and tells a lost lease through {@link LeaseHandle#onLoss}.
+	 * @return completes, on one of the engine's threads, with the handle, with
+	 * {@code null} when the wait elapsed while another owner held the lock, or
+	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
+	 * waiting, and a grant that races with the cancellation is released
+	 */
+	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, long leaseNanos,
+			boolean renewed, long minHoldNanos) {
+		return new AsyncAcquisition(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).start();
+	}
+
 	/** The leases the current call holds, by key. */
 	private Map<String, Lease> heldByThisCall() {
 		List<CallContext.Entry> entries = CallContext.held(this);
@@ -151,10 +173,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {
 		String owner = newOwner();
-		long grantedNanos = Math.min(leaseNanos, this.maxHoldNanos);
-		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(grantedNanos));
-		long maxHoldMillis = (this.maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(this.maxHoldNanos)
-				: 0;
+		long grantedMillis = grantedMillis(leaseNanos);
+		long maxHoldMillis = maxHoldMillis();
 		Observation observation = this.observations.startAcquire(id.display(), lockName);
 		String outcome = LockObservationContext.ERROR;
 		long fencingToken = -1;
@@ -175,7 +195,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 				asking = id.first();
 			}
 			else {
-				waiter = this.waiters.register(id.first(), owner);
+				waiter = this.waiters.register(id.first(), owner, this.backend.handsOff());
 				ask = waiter.isHead();
 			}
 		}
@@ -240,7 +260,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 					if (waiter != null) {
 						this.waiters.unregister(waiter, false);
 					}
-					waiter = this.waiters.register(blocking, owner);
+					waiter = this.waiters.register(blocking, owner, id.size() == 1 && this.backend.handsOff());
 					// the head asks once more before it parks (a release may have come
 					// before it listened); the others wait for their turn
 					ask = waiter.isHead();
@@ -288,10 +308,6 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			this.waiters.endAsking(key);
 		}
 		return null;
-	}
-
-	private static String newOwner() {
-		return hex.formatHex(nextToken());
 	}
 
 	/**
@@ -352,8 +368,24 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		}
 	}
 
-	private Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos,
-			boolean renewed, long minHoldNanos, long sent, long grantedNanos) {
+	/** A new 128-bit random owner token. */
+	static String newOwner() {
+		return hex.formatHex(nextToken());
+	}
+
+	/** The lease an acquire asks for: the lease, capped by max-hold, in ms. */
+	long grantedMillis(long leaseNanos) {
+		return Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, this.maxHoldNanos)));
+	}
+
+	/** The max-hold cap an acquire sends, in ms, or 0 for none. */
+	long maxHoldMillis() {
+		return (this.maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(this.maxHoldNanos) : 0;
+	}
+
+	/** Creates and registers the lease of a granted attempt; the watchdog takes it. */
+	Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
+			long minHoldNanos, long sent, long grantedNanos) {
 		long cap = (this.maxHoldNanos != Long.MAX_VALUE) ? sent + this.maxHoldNanos : Long.MAX_VALUE;
 		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
 		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
@@ -486,6 +518,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		this.leases.remove(lease);
 		this.observations.stopHeld(lease.observation());
 		if (to == Lease.State.LOST) {
+			lease.calls().forEach((call) -> call.lost(reason));
 			this.events.lost(lease, reason);
 		}
 	}
@@ -521,6 +554,28 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	public LockBackend backend() {
 		return this.backend;
+	}
+
+	LockObservations observations() {
+		return this.observations;
+	}
+
+	Waiters waiters() {
+		return this.waiters;
+	}
+
+	/**
+	 * The threads of {@link #acquireAsync} and of asynchronous releases.
+	 * @throws io.lockstep.LockException once the engine is closed
+	 */
+	synchronized AsyncThreads asyncThreads() {
+		if (this.closed) {
+			throw new LockException("The lock client is closed");
+		}
+		if (this.asyncThreads == null) {
+			this.asyncThreads = new AsyncThreads();
+		}
+		return this.asyncThreads;
 	}
 
 	/**
@@ -559,6 +614,23 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return this.waiters.keysWaitedFor();
 	}
 
+	/**
+	 * A DRBG (NIST SP 800-90A), seeded once, here: it never reads {@code /dev/urandom}
+	 * again, so a token is made without I/O, also on a non-blocking (reactive) thread.
+	 */
+	private static SecureRandom secureRandom() {
+		SecureRandom random;
+		try {
+			random = SecureRandom.getInstance("DRBG");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			random = new SecureRandom();
+		}
+		// seeds it now (a DRBG seeds on first use)
+		random.nextBytes(new byte[16]);
+		return random;
+	}
+
 	private static byte[] nextToken() {
 		byte[] token = new byte[16];
 		random.nextBytes(token);
@@ -568,6 +640,12 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	/** Stops renewing (held leases expire on their own) and closes the backend. */
 	@Override
 	public void close() {
+		synchronized (this) {
+			this.closed = true;
+			if (this.asyncThreads != null) {
+				this.asyncThreads.close();
+			}
+		}
 		this.watchdog.close();
 		for (Lease lease : List.copyOf(this.leases)) {
 			lease.abandon("the lock client was closed");

@@ -2,9 +2,11 @@ package io.lockstep.internal.engine;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,9 +29,11 @@ import org.slf4j.LoggerFactory;
  * <p>
  * Where the backend {@link LockBackend#handsOff hands off}, only the key's head waiter
  * asks the storage, queued there under its owner token; a release hands it the lock and
- * the hand-off message completes its wait ({@link #handedOff}), without a further round
- * trip. A key's notifications stay subscribed for {@value #LINGER_SECONDS} s after its
- * last local waiter left, so that steady contention costs no SUBSCRIBE per wait.
+ * the hand-off message, on a channel of the client's own subscribed once for its life,
+ * completes its wait ({@link #handedOff}) without a further round trip. Waiters of other
+ * locks listen on the key's channel, which stays subscribed for {@value #LINGER_SECONDS}
+ * s after its last local waiter left, so that steady contention costs no SUBSCRIBE per
+ * wait.
  */
 final class Waiters {
 
@@ -52,6 +56,9 @@ final class Waiters {
 	private final LockBackend backend;
 
 	private final Map<String, ArrayDeque<Waiter>> waiting = new HashMap<>();
+
+	/** Keys whose release channel is subscribed (waited for, or lingering). */
+	private final Set<String> listened = new HashSet<>();
 
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Map<String, Boolean> asking = new HashMap<>();
@@ -81,7 +88,23 @@ final class Waiters {
 	record HandOff(long fencingToken, long leaseMillis) {
 	}
 
-	/** A thread waiting for one key. */
+	/**
+	 * Told, instead of unparking a thread, when an asynchronous waiter is signalled (a
+	 * release, or the lock handed to it: see {@link Waiter#handOff()}) or promoted;
+	 * called under the waiters' monitor, possibly on the storage client's I/O thread, so
+	 * it only hands over to another thread.
+	 */
+	interface Wakeable {
+
+		/** A release may have freed the key, or the lock was handed to it: go on. */
+		void signalled();
+
+		/** It became the key's head waiter: it asks now. */
+		void promoted();
+
+	}
+
+	/** A thread (or an asynchronous acquisition) waiting for one key. */
 	final class Waiter {
 
 		private final String key;
@@ -89,7 +112,9 @@ final class Waiters {
 		/** The owner token it asks with; changes only under the monitor. */
 		private String owner;
 
-		private final Thread thread = Thread.currentThread();
+		private final Thread thread;
+
+		private final Wakeable wakeable;
 
 		/** Set once, under the monitor, when the lock was handed to this waiter. */
 		private volatile HandOff handOff;
@@ -106,6 +131,15 @@ final class Waiters {
 		private Waiter(String key, String owner) {
 			this.key = key;
 			this.owner = owner;
+			this.thread = Thread.currentThread();
+			this.wakeable = null;
+		}
+
+		private Waiter(String key, String owner, Wakeable wakeable) {
+			this.key = key;
+			this.owner = owner;
+			this.thread = null;
+			this.wakeable = wakeable;
 		}
 
 		String key() {
@@ -169,6 +203,22 @@ final class Waiters {
 			return Math.min(park, RECHECK_NANOS);
 		}
 
+		/**
+		 * For an asynchronous waiter about to ask again: the next release signals it
+		 * again (a blocking waiter re-arms when it wakes).
+		 */
+		void rearm() {
+			this.signalled = false;
+		}
+
+		/**
+		 * For an asynchronous waiter: how long to wait before asking again unwoken, as
+		 * {@link #await} parks.
+		 */
+		long waitNanos(long maxNanos, long holderTtlMillis) {
+			return isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos;
+		}
+
 		boolean isHead() {
 			synchronized (Waiters.this.waiting) {
 				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
@@ -179,7 +229,12 @@ final class Waiters {
 		/** It is the head now: it takes over the re-checks. */
 		private void promote() {
 			this.promoted = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.promoted();
+			}
 		}
 
 		private boolean signal() {
@@ -188,35 +243,86 @@ final class Waiters {
 			}
 			this.woken = true;
 			this.signalled = true;
-			LockSupport.unpark(this.thread);
+			if (this.thread != null) {
+				LockSupport.unpark(this.thread);
+			}
+			else {
+				this.wakeable.signalled();
+			}
 			return true;
 		}
 
 	}
 
 	/**
-	 * Registers the current thread as a waiter for the key, listening for its releases
-	 * first when it is the key's first local waiter. Try to acquire once more after this
-	 * before parking.
+	 * Registers the current thread as a waiter for the key. A waiter whose lock the
+	 * backend hands off listens for the hand-offs to this client (its own channel,
+	 * subscribed once); any other listens for the key's releases (its channel, subscribed
+	 * while the key has local waiters and a while after). Try to acquire once more after
+	 * this before parking.
+	 * @param handOff whether the lock is handed off to the waiter (a one-key lock on a
+	 * backend that {@link LockBackend#handsOff hands off})
 	 */
-	Waiter register(String key, String owner) {
+	Waiter register(String key, String owner, boolean handOff) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.backend.prepareListening();
 		Waiter waiter = new Waiter(key, owner);
-		CompletableFuture<?> listening = null;
+		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>());
-			if (queue.isEmpty() && this.lingering.remove(key) == null) {
-				// sent (not awaited) under the monitor, so that listen and unlisten keep
-				// their order
-				listening = this.backend.listen(key);
-			}
-			queue.addLast(waiter);
+			listening = enqueue(waiter, handOff);
 		}
 		if (listening != null) {
 			this.backend.awaitListening(listening);
 		}
 		return waiter;
+	}
+
+	/**
+	 * Adds the waiter to its key's local queue and starts listening for what wakes it.
+	 * Under the monitor, so that listen and unlisten keep their order (sent, not
+	 * awaited).
+	 * @return completes when notifications flow, or {@code null} when they do already
+	 */
+	private CompletableFuture<?> enqueue(Waiter waiter, boolean handOff) {
+		String key = waiter.key;
+		CompletableFuture<?> listening = null;
+		if (handOff) {
+			listening = this.backend.listenForHandOffs(key);
+		}
+		else if (this.listened.add(key)) {
+			listening = this.backend.listen(key);
+		}
+		else {
+			this.lingering.remove(key);
+		}
+		this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>()).addLast(waiter);
+		return listening;
+	}
+
+	/**
+	 * Registers an asynchronous waiter for the key, like {@link #register} but without
+	 * blocking: the caller readies the notification channel first
+	 * ({@link LockBackend#prepareListening()}, on a thread that may block) and tries to
+	 * acquire once more when {@code listening} completes. It leaves by
+	 * {@link #unregister}; a signal after {@link Wakeable#signalled()} needs
+	 * {@link Waiter#rearm()}.
+	 */
+	AsyncRegistration registerAsync(String key, String owner, boolean handOff, Wakeable wakeable) {
+		Waiter waiter = new Waiter(key, owner, wakeable);
+		CompletableFuture<?> listening;
+		synchronized (this.waiting) {
+			listening = enqueue(waiter, handOff);
+		}
+		return new AsyncRegistration(waiter, (listening != null) ? listening : CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * An asynchronous waiter and its subscription.
+	 *
+	 * @param waiter the waiter
+	 * @param listening completes when notifications of the key flow
+	 */
+	record AsyncRegistration(Waiter waiter, CompletableFuture<?> listening) {
 	}
 
 	/**
@@ -236,7 +342,9 @@ final class Waiters {
 			}
 			if (queue.isEmpty()) {
 				this.waiting.remove(waiter.key);
-				linger(waiter.key);
+				if (this.listened.contains(waiter.key)) {
+					linger(waiter.key);
+				}
 				return;
 			}
 			if (!acquired && waiter.woken) {
@@ -271,6 +379,7 @@ final class Waiters {
 				break;
 			}
 			oldest.remove();
+			this.listened.remove(entry.getKey());
 			this.backend.unlisten(entry.getKey());
 		}
 		if (!this.lingering.isEmpty() && !this.sweepScheduled && !this.closed) {
@@ -332,7 +441,12 @@ final class Waiters {
 						waiter.handOff = new HandOff(fencingToken, leaseMillis);
 						waiter.woken = true;
 						waiter.signalled = true;
-						LockSupport.unpark(waiter.thread);
+						if (waiter.thread != null) {
+							LockSupport.unpark(waiter.thread);
+						}
+						else {
+							waiter.wakeable.signalled();
+						}
 						return true;
 					}
 				}
@@ -370,6 +484,7 @@ final class Waiters {
 		this.closed = true;
 		synchronized (this.waiting) {
 			this.lingering.clear();
+			this.listened.clear();
 			this.waiting.values().forEach((queue) -> queue.forEach(Waiter::signal));
 		}
 	}

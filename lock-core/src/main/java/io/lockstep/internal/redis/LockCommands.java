@@ -1,5 +1,7 @@
 package io.lockstep.internal.redis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -109,6 +111,39 @@ public final class LockCommands implements AutoCloseable {
 					result.completeExceptionally(failure);
 				}
 			});
+		return result;
+	}
+
+	/**
+	 * Runs a script without blocking, bounded like {@link #eval}: the future fails with a
+	 * {@link LockException} when Redis fails or does not answer within the command
+	 * timeout (a command still waiting for the connection then is never sent, as in
+	 * {@link #await}). It may complete on the client's I/O thread.
+	 */
+	public <T> CompletableFuture<T> evalBounded(RedisScript<?> script, List<String> keys, List<String> args,
+			String what) {
+		CompletableFuture<T> reply = evalAsync(script, keys, args);
+		CompletableFuture<T> result = new CompletableFuture<>();
+		CompletableFuture.delayedExecutor(this.timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+			synchronized (reply) {
+				if (!reply.isDone()) {
+					reply.completeExceptionally(new TimeoutException());
+				}
+			}
+		});
+		reply.whenComplete((value, failure) -> {
+			if (failure == null) {
+				result.complete(value);
+			}
+			else if (failure instanceof TimeoutException) {
+				result.completeExceptionally(new LockException(
+						"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, failure));
+			}
+			else {
+				result.completeExceptionally(
+						new LockException("Redis failed to " + what + ": " + failure.getMessage(), failure));
+			}
+		});
 		return result;
 	}
 
@@ -225,8 +260,18 @@ public final class LockCommands implements AutoCloseable {
 		return script(name, List.class);
 	}
 
+	/**
+	 * Reads the script's file once, here: a script made from the resource itself would
+	 * read the file again for every EVAL after a NOSCRIPT, on the client's I/O thread.
+	 */
 	private static <T> RedisScript<T> script(String name, Class<T> type) {
-		return RedisScript.of(new ClassPathResource("io/lockstep/redis/" + name + ".lua"), type);
+		ClassPathResource resource = new ClassPathResource("io/lockstep/redis/" + name + ".lua");
+		try {
+			return RedisScript.of(resource.getContentAsString(StandardCharsets.UTF_8), type);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read " + resource, ex);
+		}
 	}
 
 }

@@ -2,7 +2,10 @@ package io.lockstep.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -22,11 +25,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Release notifications over Redis pub/sub: one connection per client, opened on first
  * need, subscribed to the channel of each key that has local waiters (the channel is
- * named like the key; {@code release.lua} publishes on it). A message is a release
- * notification, or a hand-off ({@code "g:<owner>:<fence>:<lease ms>"}) when the release
- * handed the lock to a queued waiter. The listeners only unpark waiters. Where SUBSCRIBE
- * is refused (managed Redis, an ACL without channel rights) it logs one WARN and reports
- * that notifications are unavailable, so waiters poll with backoff.
+ * named like the key; {@code release.lua} publishes on it), and, for the whole life of
+ * the client, to the client's own hand-off channel(s): when a release hands a lock to a
+ * queued waiter it publishes {@code "g:<owner>:<fence>:<lease ms>:<key>"} on the channel
+ * of the waiter's client. The listeners only unpark waiters. Where SUBSCRIBE is refused
+ * (managed Redis, an ACL without channel rights) it logs one WARN and reports that
+ * notifications are unavailable, so waiters poll with backoff.
  */
 public final class ReleaseChannel implements AutoCloseable {
 
@@ -42,6 +46,9 @@ public final class ReleaseChannel implements AutoCloseable {
 	};
 
 	private volatile HandOffListener handOffListener;
+
+	/** The client's own hand-off channels subscribed so far. */
+	private final Set<String> own = ConcurrentHashMap.newKeySet();
 
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
@@ -81,17 +88,42 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	private void deliver(byte[] channel, byte[] message) {
-		String key = new String(channel, StandardCharsets.UTF_8);
+		String name = new String(channel, StandardCharsets.UTF_8);
 		String text = new String(message, StandardCharsets.UTF_8);
 		HandOffListener handOff = this.handOffListener;
-		if (handOff != null && text.startsWith("g:")) {
-			String[] parts = text.split(":");
-			if (parts.length == 4) {
-				handOff.handedOff(key, parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
-				return;
+		if (handOff != null && text.startsWith("g:") && this.own.contains(name)) {
+			String[] parts = text.split(":", 5);
+			if (parts.length == 5) {
+				handOff.handedOff(parts[4], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
 			}
+			return;
 		}
-		this.listener.accept(key, text);
+		this.listener.accept(name, text);
+	}
+
+	/**
+	 * A random id for a client's own channels (64 bits, hex): not a secret, only unique.
+	 */
+	public static String newClientId() {
+		return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+	}
+
+	/**
+	 * Subscribes to one of the client's own hand-off channels, once for the life of the
+	 * client (Lettuce subscribes again after a reconnect).
+	 * @return completes when subscribed
+	 */
+	public CompletableFuture<?> subscribeOwn(String channel) {
+		synchronized (this.own) {
+			if (this.own.contains(channel)) {
+				return NOT_SENT;
+			}
+			CompletableFuture<?> subscribed = subscribe(channel);
+			if (subscribed != NOT_SENT) {
+				this.own.add(channel);
+			}
+			return subscribed;
+		}
 	}
 
 	public boolean notifies() {

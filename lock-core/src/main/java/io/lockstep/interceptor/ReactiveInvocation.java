@@ -1,0 +1,65 @@
+package io.lockstep.interceptor;
+
+import java.util.List;
+
+import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockTemplate;
+import io.lockstep.internal.engine.ReactiveLocks;
+import org.aopalliance.intercept.MethodInvocation;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+
+import org.springframework.aop.ProxyMethodInvocation;
+
+/**
+ * A {@link io.lockstep.DistributedLock} method that returns {@code Mono} or {@code Flux}:
+ * locked for each subscription through {@link ReactiveLocks} (acquired on subscribe
+ * without blocking, released on complete, error or cancel). The method itself runs only
+ * once the lock is held, once per subscription. Not acquired within the wait time:
+ * {@code SKIP} gives an empty {@code Mono}/{@code Flux}, {@code THROW} an error
+ * {@link LockAcquisitionException}, a fallback its own {@code Mono}/{@code Flux}. Loaded
+ * only for such methods, so Reactor stays optional.
+ */
+final class ReactiveInvocation {
+
+	private ReactiveInvocation() {
+	}
+
+	static Object proceed(LockOperation operation, LockTemplate template, List<String> keys,
+			MethodInvocation invocation, Object target, Object[] args) {
+		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
+		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
+				(ex) -> notAcquired(operation, target, args, ex));
+		return (operation.returnKind() == LockOperation.ReturnKind.MONO) ? locked.singleOrEmpty() : locked;
+	}
+
+	/** Runs the rest of the advice chain (and the method) again for each subscription. */
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> proceedOnce(MethodInvocation invocation) {
+		MethodInvocation call = (invocation instanceof ProxyMethodInvocation proxy) ? proxy.invocableClone()
+				: invocation;
+		try {
+			Object result = call.proceed();
+			return (result != null) ? (Publisher<Object>) result : Flux.empty();
+		}
+		catch (Throwable ex) {
+			return Flux.error(ex);
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> notAcquired(LockOperation operation, Object target, Object[] args,
+			LockAcquisitionException ex) {
+		if (operation.skips()) {
+			return Flux.empty();
+		}
+		try {
+			Object result = operation.notAcquired(target, args, ex);
+			return (result != null) ? (Publisher<Object>) result : Flux.empty();
+		}
+		catch (Throwable failure) {
+			return Flux.error(failure);
+		}
+	}
+
+}

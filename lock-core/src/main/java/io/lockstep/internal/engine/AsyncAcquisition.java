@@ -1,0 +1,426 @@
+package io.lockstep.internal.engine;
+
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import io.lockstep.LockException;
+import io.lockstep.observation.LockObservationContext;
+import io.micrometer.observation.Observation;
+
+/**
+ * One acquisition that waits without a thread ({@link LockEngine#acquireAsync}): the
+ * blocking loop's protocol, step by step. It asks once by the backend's asynchronous API;
+ * while another owner holds the lock it is a {@link Waiters} entry of the blocking key,
+ * in arrival order with the blocking waiters; as the key's head it asks again queued for
+ * a direct hand-off where the backend hands off (then the hand-off message completes it,
+ * without another round trip). It asks again when a release notification or a hand-off
+ * signals it, when it becomes the head, and otherwise by a timer bounded by the holder's
+ * remaining lease and the periodic re-check (or jittered back-off where notifications are
+ * refused), exactly as a parked thread would wake. A failed attempt is "not yet" while
+ * the wait lasts (jittered back-off, doubling from 20 ms to 500 ms).
+ *
+ * <p>
+ * Threads: replies are handled on the engine's worker threads, never on the storage
+ * client's I/O threads, and the future completes there; timers run on the engine's timer
+ * thread. At most one attempt is on its way at a time. Cancelling the future stops the
+ * waiting and leaves the queue; a grant that races with the cancellation is released.
+ */
+final class AsyncAcquisition implements Waiters.Wakeable {
+
+	private static final long MIN_RETRY_MILLIS = 20;
+
+	private static final long MAX_RETRY_MILLIS = 500;
+
+	private final LockEngine engine;
+
+	private final LockBackend backend;
+
+	private final Waiters waiters;
+
+	private final AsyncThreads threads;
+
+	private final LockId id;
+
+	private final String lockName;
+
+	private final long waitNanos;
+
+	private final long leaseNanos;
+
+	private final boolean renewed;
+
+	private final long minHoldNanos;
+
+	private final long grantedMillis;
+
+	private final long maxHoldMillis;
+
+	private final CompletableFuture<LeaseHandle> result = new CompletableFuture<>();
+
+	private final long start = System.nanoTime();
+
+	private Observation observation;
+
+	// guarded by this
+
+	/** The owner token it asks with; a new one after a queued attempt failed. */
+	private String owner;
+
+	/** The send time of the last attempt that left it queued, or 0. */
+	private long queuedSent;
+
+	private boolean attempting;
+
+	private boolean again;
+
+	private boolean finished;
+
+	private Waiters.Waiter waiter;
+
+	private ScheduledFuture<?> timer;
+
+	private long retryMillis = MIN_RETRY_MILLIS;
+
+	private int failures;
+
+	AsyncAcquisition(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+			long minHoldNanos) {
+		this.engine = engine;
+		this.backend = engine.backend();
+		this.waiters = engine.waiters();
+		this.threads = engine.asyncThreads();
+		this.id = id;
+		this.lockName = lockName;
+		this.waitNanos = waitNanos;
+		this.leaseNanos = leaseNanos;
+		this.renewed = renewed;
+		this.minHoldNanos = minHoldNanos;
+		this.owner = LockEngine.newOwner();
+		this.grantedMillis = engine.grantedMillis(leaseNanos);
+		this.maxHoldMillis = engine.maxHoldMillis();
+	}
+
+	CompletableFuture<LeaseHandle> start() {
+		this.observation = this.engine.observations().startAcquire(this.id.display(), this.lockName);
+		this.result.whenComplete((handle, failure) -> {
+			if (failure instanceof CancellationException) {
+				finish(LockObservationContext.CANCELLED, -1, null, false);
+			}
+		});
+		attempt();
+		return this.result;
+	}
+
+	/**
+	 * Takes a lock handed to it, or asks once (queued when it is the key's head), or asks
+	 * for another round after the attempt on its way. Never blocks.
+	 */
+	private void attempt() {
+		Waiters.Waiter current;
+		String asking;
+		long entryMillis = 0;
+		long sent = System.nanoTime();
+		Waiters.HandOff handOff;
+		synchronized (this) {
+			if (this.finished) {
+				return;
+			}
+			if (this.attempting) {
+				this.again = true;
+				return;
+			}
+			cancelTimer();
+			current = this.waiter;
+			handOff = (current != null) ? current.handOff() : null;
+			this.attempting = true;
+			this.again = false;
+			asking = this.owner;
+			long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(this.waitNanos - (sent - this.start));
+			if (current != null && current.isHead() && waitLeftMillis > 0) {
+				// only a key's head waiter queues itself (or marks the key as waited for)
+				entryMillis = Math.min(waitLeftMillis, LockEngine.QUEUE_ENTRY_MILLIS);
+			}
+		}
+		if (handOff != null) {
+			// taken once: the attempting flag stays set, and it finishes
+			handedOff(handOff);
+			return;
+		}
+		if (current != null) {
+			current.rearm();
+		}
+		long entry = entryMillis;
+		CompletableFuture<LockBackend.Attempt> reply;
+		try {
+			reply = this.backend.tryAcquireAsync(this.id, asking, this.grantedMillis, this.maxHoldMillis, entry,
+					this.threads.workers());
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		try {
+			reply.whenCompleteAsync((attempt, failure) -> {
+				try {
+					replied(attempt, failure, sent, asking, entry);
+				}
+				catch (LockException ex) {
+					// the engine was closed
+					fail(ex);
+				}
+			}, this.threads.workers());
+		}
+		catch (LockException ex) {
+			fail(ex);
+		}
+	}
+
+	/** On a worker thread. */
+	private void replied(LockBackend.Attempt attempt, Throwable failure, long sent, String asking, long entryMillis) {
+		if (this.result.isDone()) {
+			// cancelled meanwhile: a grant, a queue entry, or a failed attempt that may
+			// still run, is undone
+			if (failure != null || attempt.acquired() || entryMillis > 0) {
+				this.backend.leave(this.id, asking);
+			}
+			return;
+		}
+		if (failure != null) {
+			failed(unwrap(failure), asking, entryMillis);
+			return;
+		}
+		if (attempt.acquired()) {
+			granted(attempt, sent);
+			return;
+		}
+		long waited = System.nanoTime() - this.start;
+		String blocking = this.id.keys().get(Math.max(0, attempt.blockingIndex()));
+		Waiters.Waiter current;
+		boolean retryNow;
+		synchronized (this) {
+			this.attempting = false;
+			this.retryMillis = MIN_RETRY_MILLIS;
+			if (entryMillis > 0) {
+				this.queuedSent = sent;
+			}
+			if (this.finished) {
+				return;
+			}
+			current = this.waiter;
+			boolean sameKey = current != null && current.key().equals(blocking);
+			if (waited < this.waitNanos && sameKey && !this.again && current.handOff() == null) {
+				this.timer = this.threads.schedule(this::submit,
+						current.waitNanos(this.waitNanos - waited, attempt.holderTtlMillis()));
+				return;
+			}
+			// signalled (a release, a hand-off) while the attempt was on its way: at once
+			retryNow = sameKey && (this.again || current.handOff() != null);
+		}
+		if (retryNow) {
+			attempt();
+		}
+		else if (waited >= this.waitNanos) {
+			if (finish(LockObservationContext.TIMEOUT, -1, null, false)) {
+				this.result.complete(null);
+			}
+		}
+		else {
+			listenThenRetry(current, blocking);
+		}
+	}
+
+	/**
+	 * Waits for releases of another key now: leaves the old one, listens to the new one
+	 * (readying the channel may block: this runs on a worker) and, once notifications
+	 * flow, asks again if it is the key's head, as the blocking loop does; the others
+	 * wait for their turn.
+	 */
+	private void listenThenRetry(Waiters.Waiter previous, String key) {
+		if (previous != null) {
+			this.waiters.unregister(previous, false);
+		}
+		this.backend.prepareListening();
+		Waiters.AsyncRegistration registration;
+		boolean done;
+		synchronized (this) {
+			registration = this.waiters.registerAsync(key, this.owner, this.id.size() == 1 && this.backend.handsOff(),
+					this);
+			this.waiter = registration.waiter();
+			done = this.finished;
+		}
+		if (done) {
+			this.waiters.unregister(registration.waiter(), false);
+			return;
+		}
+		CompletableFuture<?> listening = registration.listening();
+		listening.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+			.whenCompleteAsync((subscribed, failure) -> {
+				if (failure != null) {
+					// records a refusal (then waiters poll); the future is done: no wait
+					this.backend.awaitListening(listening);
+				}
+				if (registration.waiter().isHead()) {
+					attempt();
+				}
+				else {
+					waitForTurn(registration.waiter());
+				}
+			}, this.threads.workers());
+	}
+
+	/** Not the head: until a release, a promotion or the end of the wait. */
+	private void waitForTurn(Waiters.Waiter current) {
+		synchronized (this) {
+			if (this.finished || this.attempting || this.timer != null || current.handOff() != null) {
+				return;
+			}
+			this.timer = this.threads.schedule(this::submit,
+					current.waitNanos(this.waitNanos - (System.nanoTime() - this.start), -1));
+		}
+	}
+
+	/** The lock was handed to it while it was queued. */
+	private void handedOff(Waiters.HandOff handOff) {
+		String granted;
+		long queued;
+		synchronized (this) {
+			granted = this.owner;
+			queued = this.queuedSent;
+		}
+		long[] fences = { handOff.fencingToken() };
+		Lease lease = this.engine.granted(this.id, fences, granted, this.lockName, this.leaseNanos, this.renewed,
+				this.minHoldNanos, queued, TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis()));
+		complete(lease, fences[0]);
+	}
+
+	private void granted(LockBackend.Attempt attempt, long sent) {
+		String granted;
+		synchronized (this) {
+			granted = this.owner;
+		}
+		Lease lease = this.engine.granted(this.id, attempt.fencingTokens(), granted, this.lockName, this.leaseNanos,
+				this.renewed, this.minHoldNanos, sent, TimeUnit.MILLISECONDS.toNanos(this.grantedMillis));
+		complete(lease, attempt.fencingTokens()[0]);
+	}
+
+	private void complete(Lease lease, long fencingToken) {
+		LeaseHandle handle = new LeaseHandle(this.engine, this.id, List.of(lease), false);
+		finish(LockObservationContext.ACQUIRED, fencingToken, null, true);
+		if (!this.result.complete(handle)) {
+			// cancelled while the grant was on its way
+			handle.closeAsync();
+		}
+	}
+
+	/** A failed attempt: undone, and retried after a back-off while the wait lasts. */
+	private void failed(LockException failure, String asking, long entryMillis) {
+		// the command may still run later (a lost reply, a replay after reconnect)
+		this.backend.leave(this.id, asking);
+		long left = this.waitNanos - (System.nanoTime() - this.start);
+		synchronized (this) {
+			this.attempting = false;
+			this.failures++;
+			if (entryMillis > 0) {
+				// a hand-off to the old token may still come: it is void
+				this.owner = LockEngine.newOwner();
+				if (this.waiter != null) {
+					this.waiter.owner(this.owner);
+				}
+				this.queuedSent = 0;
+			}
+			if (left > 0 && !this.finished) {
+				long delay = ThreadLocalRandom.current().nextLong(this.retryMillis / 2, this.retryMillis + 1);
+				this.retryMillis = Math.min(MAX_RETRY_MILLIS, this.retryMillis * 2);
+				this.timer = this.threads.schedule(this::submit, Math.min(left, TimeUnit.MILLISECONDS.toNanos(delay)));
+				return;
+			}
+		}
+		fail((this.failures == 1) ? failure
+				: new LockException("Could not acquire lock '" + this.id.display() + "' within its wait time: "
+						+ this.failures + " attempts failed, the last with: " + failure.getMessage(), failure));
+	}
+
+	private void fail(LockException failure) {
+		if (finish(LockObservationContext.ERROR, -1, failure, false)) {
+			this.result.completeExceptionally(failure);
+		}
+	}
+
+	/**
+	 * Ends the acquisition once: no more timers, leaves the waiters, stops the
+	 * observation.
+	 * @return whether this call ended it
+	 */
+	private boolean finish(String outcome, long fencingToken, Throwable failure, boolean acquired) {
+		Waiters.Waiter current;
+		boolean leave;
+		String leaving;
+		synchronized (this) {
+			if (this.finished) {
+				return false;
+			}
+			this.finished = true;
+			cancelTimer();
+			current = this.waiter;
+			this.waiter = null;
+			leave = !acquired && (this.queuedSent != 0 || (current != null && current.handOff() != null));
+			leaving = this.owner;
+		}
+		if (current != null) {
+			this.waiters.unregister(current, acquired);
+		}
+		if (leave) {
+			// it may be queued still, or the lock handed to it meanwhile
+			this.backend.leave(this.id, leaving);
+		}
+		this.engine.observations().stopAcquire(this.observation, outcome, fencingToken, failure);
+		return true;
+	}
+
+	private void cancelTimer() {
+		if (this.timer != null) {
+			this.timer.cancel(false);
+			this.timer = null;
+		}
+	}
+
+	@Override
+	public void signalled() {
+		submit();
+	}
+
+	@Override
+	public void promoted() {
+		// the head re-checks sooner (the holder's lease, the periodic re-check): try
+		// once now, which schedules that
+		submit();
+	}
+
+	/**
+	 * Asks on a worker: called by timers, and under the waiters' monitor (never takes
+	 * this one's).
+	 */
+	private void submit() {
+		try {
+			this.threads.workers().execute(this::attempt);
+		}
+		catch (LockException ex) {
+			// the engine is closing
+			CompletableFuture.runAsync(() -> fail(ex));
+		}
+	}
+
+	private static LockException unwrap(Throwable failure) {
+		Throwable cause = failure;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return (cause instanceof LockException lockException) ? lockException
+				: new LockException("Acquiring the lock failed: " + cause.getMessage(), cause);
+	}
+
+}

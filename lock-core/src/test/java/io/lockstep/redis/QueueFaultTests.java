@@ -1,0 +1,156 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lettuce.core.RedisClient;
+import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import io.lockstep.test.WorkerJvm;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The hand-off queue under faults: a queued waiter's JVM killed, the holder's JVM killed
+ * while others queue, and Redis restarted empty while waiters queue. Nobody waits past
+ * its wait time, no two callers are inside at once, and nothing is left queued.
+ */
+@RedisTest
+class QueueFaultTests {
+
+	private static final String QUEUE = "lockstep:__q:job";
+
+	private final List<RedisClient> clients = new ArrayList<>();
+
+	@AfterEach
+	void shutdown() {
+		this.clients.forEach(RedisClient::shutdown);
+	}
+
+	private RedisLockTemplate template(RedisNode redis, Duration lease) {
+		RedisClient client = TestLocks.client(redis);
+		this.clients.add(client);
+		return TestLocks.builder(client)
+			.leaseTime(lease)
+			.commandTimeout(lease.dividedBy(4))
+			.waitTime(Duration.ofSeconds(15))
+			.build();
+	}
+
+	@Test
+	void aQueuedWaiterWhoseJvmIsKilledHoldsUpTheNextAtMostItsLease(RedisFixture fixture) throws Exception {
+		RedisNode redis = fixture.standalone();
+		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(30));
+				RedisLockTemplate next = template(redis, Duration.ofSeconds(30));
+				WorkerJvm worker = TestLocks.worker("wait", Integer.toString(redis.port()), "job", "1000")) {
+			LockHandle held = holder.acquire("job");
+			worker.await("WAITING", Duration.ofSeconds(30));
+			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
+			CompletableFuture<Long> nextInside = CompletableFuture.supplyAsync(() -> {
+				try (LockHandle lock = next.acquire("job")) {
+					return System.nanoTime();
+				}
+			});
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 2)).isTrue();
+			worker.kill(); // SIGKILL while its queue entry is still live
+			long released = System.nanoTime();
+			held.close(); // hands the lock to the dead waiter, for its 1 s lease
+			long waitedMillis = (nextInside.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
+			System.out.printf("queued waiter JVM SIGKILLed: the next waiter was inside %d ms after the release "
+					+ "(the dead waiter's lease: 1000 ms)%n", waitedMillis);
+			assertThat(waitedMillis).as("held up by the dead waiter's lease at most, plus one re-check")
+				.isLessThan(1000 + 1500);
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+		}
+	}
+
+	@Test
+	void aHolderJvmKilledWhileOthersQueueFreesTheLockWithinItsLease(RedisFixture fixture) throws Exception {
+		RedisNode redis = fixture.standalone();
+		try (RedisLockTemplate first = template(redis, Duration.ofSeconds(30));
+				RedisLockTemplate second = template(redis, Duration.ofSeconds(30));
+				WorkerJvm worker = TestLocks.worker("hold", Integer.toString(redis.port()), "job", "1000")) {
+			worker.await("ACQUIRED", Duration.ofSeconds(30));
+			AtomicInteger inside = new AtomicInteger();
+			AtomicInteger overlaps = new AtomicInteger();
+			List<CompletableFuture<Long>> waiters = new ArrayList<>();
+			for (RedisLockTemplate locks : List.of(first, second)) {
+				waiters.add(CompletableFuture.supplyAsync(() -> locks.execute("job", (lock) -> {
+					if (inside.incrementAndGet() != 1) {
+						overlaps.incrementAndGet();
+					}
+					inside.decrementAndGet();
+					return System.nanoTime();
+				})));
+			}
+			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
+			long killed = System.nanoTime();
+			worker.kill();
+			long lastMillis = 0;
+			for (CompletableFuture<Long> waiter : waiters) {
+				lastMillis = Math.max(lastMillis, (waiter.get(10, TimeUnit.SECONDS) - killed) / 1_000_000);
+			}
+			System.out.printf("holder JVM SIGKILLed while 2 waiters queued: both inside within %d ms (lease 1000 ms),"
+					+ " %d overlaps%n", lastMillis, overlaps.get());
+			assertThat(overlaps.get()).isZero();
+			assertThat(lastMillis).isLessThan(1000 + 1500);
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+		}
+	}
+
+	@Test
+	void aRedisRestartWhileWaitersQueueStrandsNobody(RedisFixture fixture) throws Exception {
+		RedisNode redis = fixture.standalone();
+		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(1));
+				RedisLockTemplate first = template(redis, Duration.ofSeconds(1));
+				RedisLockTemplate second = template(redis, Duration.ofSeconds(1))) {
+			LockHandle held = holder.acquire("job");
+			AtomicInteger inside = new AtomicInteger();
+			AtomicInteger overlaps = new AtomicInteger();
+			List<CompletableFuture<Long>> waiters = new ArrayList<>();
+			for (int i = 0; i < 4; i++) {
+				RedisLockTemplate locks = (i % 2 == 0) ? first : second;
+				waiters.add(CompletableFuture.supplyAsync(() -> locks.execute("job", (lock) -> {
+					if (inside.incrementAndGet() != 1) {
+						overlaps.incrementAndGet();
+					}
+					inside.decrementAndGet();
+					return System.nanoTime();
+				})));
+			}
+			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
+			long restarted = System.nanoTime();
+			redis.restart(); // no persistence: the key and the queue are gone
+			long lastMillis = 0;
+			for (CompletableFuture<Long> waiter : waiters) {
+				lastMillis = Math.max(lastMillis, (waiter.get(15, TimeUnit.SECONDS) - restarted) / 1_000_000);
+			}
+			boolean holderLost = false;
+			try {
+				held.close();
+			}
+			catch (LockLostException ex) {
+				holderLost = true;
+			}
+			System.out.printf("Redis restarted empty while 4 waiters (2 clients) waited: all inside within %d ms, "
+					+ "%d overlaps, holder's loss reported: %s%n", lastMillis, overlaps.get(), holderLost);
+			assertThat(overlaps.get()).isZero();
+			assertThat(holderLost).isTrue();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+		}
+	}
+
+	private static long queueLength(RedisNode redis) {
+		return (Long) redis.call("LLEN", QUEUE);
+	}
+
+}
