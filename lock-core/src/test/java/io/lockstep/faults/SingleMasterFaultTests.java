@@ -304,7 +304,7 @@ class SingleMasterFaultTests {
 	}
 
 	private Figures slowRedis(Protection protection) throws Exception {
-		Scenario scenario = new Scenario("slow redis: +80 ms each way for 2.5 s (proxy)", this.ledger,
+		Scenario scenario = new Scenario("slow redis: +50 ms each way for 2.5 s (proxy)", this.ledger,
 				"slow-" + protection.name())
 			.lockNodes(List.of(this.redis));
 		try (ChaosProxy proxy = ChaosProxy.to(this.redis);
@@ -313,7 +313,7 @@ class SingleMasterFaultTests {
 			holder.tryAcquire("warm-up").ifPresent(LockHandle::close);
 			contender.tryAcquire("warm-up").ifPresent(LockHandle::close);
 			return scenario.run(protection, holder, contender,
-					Scenario.Fault.of(() -> proxy.delay(80), LEASE.multipliedBy(5).dividedBy(2), proxy::pass));
+					Scenario.Fault.of(() -> proxy.delay(50), LEASE.multipliedBy(5).dividedBy(2), proxy::pass));
 		}
 	}
 
