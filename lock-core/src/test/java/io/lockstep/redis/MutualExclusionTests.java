@@ -9,6 +9,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import io.lockstep.test.WorkerJvm;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,7 +95,7 @@ class MutualExclusionTests {
 	 * violations, done}.
 	 */
 	private int[] contendAcrossTwoJvms(String key, int threads, int iterations) throws Exception {
-		try (TestLocks.Jvm other = new TestLocks.Jvm("contend", Integer.toString(this.lockNode.port()),
+		try (WorkerJvm other = TestLocks.worker("contend", Integer.toString(this.lockNode.port()),
 				Integer.toString(this.ledgerNode.port()), key, Integer.toString(threads), Integer.toString(iterations));
 				RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ofMinutes(2)).build()) {
 			other.await("READY", Duration.ofSeconds(60));

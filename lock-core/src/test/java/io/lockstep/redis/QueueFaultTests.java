@@ -13,6 +13,7 @@ import io.lockstep.LockLostException;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import io.lockstep.test.WorkerJvm;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +51,7 @@ class QueueFaultTests {
 		RedisNode redis = fixture.standalone();
 		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(30));
 				RedisLockTemplate next = template(redis, Duration.ofSeconds(30));
-				TestLocks.Jvm worker = new TestLocks.Jvm("wait", Integer.toString(redis.port()), "job", "1000")) {
+				WorkerJvm worker = TestLocks.worker("wait", Integer.toString(redis.port()), "job", "1000")) {
 			LockHandle held = holder.acquire("job");
 			worker.await("WAITING", Duration.ofSeconds(30));
 			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
@@ -77,7 +78,7 @@ class QueueFaultTests {
 		RedisNode redis = fixture.standalone();
 		try (RedisLockTemplate first = template(redis, Duration.ofSeconds(30));
 				RedisLockTemplate second = template(redis, Duration.ofSeconds(30));
-				TestLocks.Jvm worker = new TestLocks.Jvm("hold", Integer.toString(redis.port()), "job", "1000")) {
+				WorkerJvm worker = TestLocks.worker("hold", Integer.toString(redis.port()), "job", "1000")) {
 			worker.await("ACQUIRED", Duration.ofSeconds(30));
 			AtomicInteger inside = new AtomicInteger();
 			AtomicInteger overlaps = new AtomicInteger();

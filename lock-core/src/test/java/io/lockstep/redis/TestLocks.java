@@ -1,22 +1,14 @@
 package io.lockstep.redis;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
+import io.lockstep.test.WorkerJvm;
 
 /**
  * Shared helpers for the lock tests: Lettuce clients on fixture nodes, templates,
@@ -66,89 +58,8 @@ final class TestLocks {
 	}
 
 	/** A second JVM running {@link LockWorker} with the test classpath. */
-	static final class Jvm implements AutoCloseable {
-
-		private final Process process;
-
-		private final BufferedReader out;
-
-		private final List<String> lines = new ArrayList<>();
-
-		Jvm(String... args) {
-			List<String> command = new ArrayList<>();
-			command.add(ProcessHandle.current().info().command().orElse("java"));
-			command.addAll(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-					LockWorker.class.getName()));
-			command.addAll(List.of(args));
-			try {
-				this.process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException("Cannot start a second JVM", ex);
-			}
-			this.out = new BufferedReader(new InputStreamReader(this.process.getInputStream(), StandardCharsets.UTF_8));
-		}
-
-		/** Reads lines until one starts with {@code prefix}; fails after the timeout. */
-		String await(String prefix, Duration timeout) {
-			CompletableFuture<String> line = CompletableFuture.supplyAsync(() -> {
-				try {
-					String next;
-					while ((next = this.out.readLine()) != null) {
-						this.lines.add(next);
-						if (next.startsWith(prefix)) {
-							return next;
-						}
-					}
-					return null;
-				}
-				catch (IOException ex) {
-					throw new UncheckedIOException(ex);
-				}
-			});
-			try {
-				String result = line.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-				if (result == null) {
-					throw new IllegalStateException("Worker JVM ended before '" + prefix + "': " + this.lines);
-				}
-				return result;
-			}
-			catch (Exception ex) {
-				throw new IllegalStateException(
-						"No '" + prefix + "' from the worker JVM within " + timeout + ": " + this.lines, ex);
-			}
-		}
-
-		void send(String line) {
-			try {
-				this.process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
-				this.process.getOutputStream().flush();
-			}
-			catch (IOException ex) {
-				throw new UncheckedIOException(ex);
-			}
-		}
-
-		long pid() {
-			return this.process.pid();
-		}
-
-		/** SIGKILL, by PID, and wait for the exit. */
-		void kill() {
-			this.process.destroyForcibly();
-			try {
-				this.process.waitFor(10, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
-
-		@Override
-		public void close() {
-			kill();
-		}
-
+	static WorkerJvm worker(String... args) {
+		return new WorkerJvm(LockWorker.class, args);
 	}
 
 }

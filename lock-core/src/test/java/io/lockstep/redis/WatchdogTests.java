@@ -11,6 +11,7 @@ import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import io.lockstep.test.WorkerJvm;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -72,7 +73,7 @@ class WatchdogTests {
 	@Test
 	void killedHolderJvmFreesTheLockWithinOneLease() {
 		long leaseMillis = 1_000;
-		try (TestLocks.Jvm holder = new TestLocks.Jvm("hold", Integer.toString(this.redis.port()), "job:2",
+		try (WorkerJvm holder = TestLocks.worker("hold", Integer.toString(this.redis.port()), "job:2",
 				Long.toString(leaseMillis));
 				RedisLockTemplate locks = locks().waitTime(Duration.ofSeconds(10)).build()) {
 			holder.await("ACQUIRED", Duration.ofSeconds(60));
@@ -96,7 +97,7 @@ class WatchdogTests {
 	@Test
 	void aHolderKilledBeforeItsFirstRenewalFreesTheLockWithinOneLease() {
 		long leaseMillis = 3_000;
-		try (TestLocks.Jvm holder = new TestLocks.Jvm("hold", Integer.toString(this.redis.port()), "job:2b",
+		try (WorkerJvm holder = TestLocks.worker("hold", Integer.toString(this.redis.port()), "job:2b",
 				Long.toString(leaseMillis));
 				RedisLockTemplate locks = locks().waitTime(Duration.ofSeconds(10)).build()) {
 			holder.await("ACQUIRED", Duration.ofSeconds(60));

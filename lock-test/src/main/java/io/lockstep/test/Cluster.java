@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * A small Redis Cluster on {@code 127.0.0.1}: masters sharing the 16384 slots evenly and
- * optional replicas, assigned round-robin to the masters.
+ * optional replicas, assigned round-robin to the masters (replica {@code i} to master
+ * {@code i % masters}) and synced with them before the cluster is returned.
  */
 public record Cluster(List<RedisNode> masters, List<RedisNode> replicas) {
 
@@ -55,6 +56,11 @@ public record Cluster(List<RedisNode> masters, List<RedisNode> replicas) {
 		for (RedisNode node : nodes()) {
 			RedisFixture.await(node + " to report cluster_state:ok", Duration.ofSeconds(30),
 					() -> "ok".equals(clusterInfo(node, "cluster_state")));
+		}
+		// a replica that never synced cannot replace its master
+		for (RedisNode replica : this.replicas) {
+			RedisFixture.await(replica + " to sync with its master", Duration.ofSeconds(30),
+					() -> "up".equals(replica.info("replication").get("master_link_status")));
 		}
 	}
 

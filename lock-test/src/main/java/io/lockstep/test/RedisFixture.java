@@ -100,16 +100,25 @@ public final class RedisFixture implements AutoCloseable {
 	 */
 	public Sentinels sentinels(int replicaCount, int sentinelCount) {
 		Replicated data = replicated(replicaCount);
+		return sentinels(data.master(), data.replicas(), sentinelCount);
+	}
+
+	/**
+	 * {@code sentinelCount} sentinels monitoring a master this fixture started, whose
+	 * replicas are already linked to it (for example through a {@link ChaosProxy}, to cut
+	 * the replication link), as {@link #sentinels(int, int)} configures them.
+	 */
+	public Sentinels sentinels(RedisNode master, List<RedisNode> replicas, int sentinelCount) {
 		int quorum = sentinelCount / 2 + 1;
-		String config = "sentinel monitor " + Sentinels.MASTER_NAME + " 127.0.0.1 " + data.master().port() + " "
-				+ quorum + "\n" + "sentinel down-after-milliseconds " + Sentinels.MASTER_NAME + " 1000\n"
+		String config = "sentinel monitor " + Sentinels.MASTER_NAME + " 127.0.0.1 " + master.port() + " " + quorum
+				+ "\n" + "sentinel down-after-milliseconds " + Sentinels.MASTER_NAME + " 1000\n"
 				+ "sentinel failover-timeout " + Sentinels.MASTER_NAME + " 3000\n" + "sentinel parallel-syncs "
 				+ Sentinels.MASTER_NAME + " 1\n";
 		List<RedisNode> sentinels = new ArrayList<>(sentinelCount);
 		for (int i = 1; i <= sentinelCount; i++) {
 			sentinels.add(start("sentinel-" + i, config, List.of()));
 		}
-		Sentinels group = new Sentinels(data.master(), data.replicas(), sentinels);
+		Sentinels group = new Sentinels(master, replicas, sentinels);
 		for (RedisNode sentinel : sentinels) {
 			await(sentinel + " to discover the group", Duration.ofSeconds(30), () -> group.sees(sentinel));
 		}

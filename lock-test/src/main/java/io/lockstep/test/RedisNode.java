@@ -263,6 +263,10 @@ public final class RedisNode implements AutoCloseable {
 		if (!isRunning()) {
 			throw new IllegalStateException(this + " is not running; cannot send SIG" + signal);
 		}
+		signal(pid, signal, toString());
+	}
+
+	static void signal(long pid, String signal, String what) {
 		try {
 			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true)
 				.start();
@@ -276,7 +280,7 @@ public final class RedisNode implements AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while sending SIG" + signal + " to " + this, ex);
+			throw new IllegalStateException("Interrupted while sending SIG" + signal + " to " + what, ex);
 		}
 	}
 
