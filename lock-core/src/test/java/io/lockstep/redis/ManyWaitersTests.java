@@ -60,8 +60,8 @@ class ManyWaitersTests {
 			}
 			assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
 			// the first waiter asks Redis; the others find it waiting and queue up behind
-			// it locally without asking: wait until no script ran for 500 ms (all
-			// parked), then the hold lasts 2 s more
+			// it locally without asking: wait until all are queued and no script ran for
+			// 300 ms (the head re-checks every 500 ms), then the hold lasts 2 s more
 			long[] last = { -1, System.nanoTime() };
 			assertThat(TestLocks.eventually(Duration.ofSeconds(60), () -> {
 				long now = TestLocks.commandCalls(redis, "evalsha");
@@ -69,7 +69,8 @@ class ManyWaitersTests {
 					last[0] = now;
 					last[1] = System.nanoTime();
 				}
-				return now >= 1 && System.nanoTime() - last[1] > TimeUnit.MILLISECONDS.toNanos(500);
+				return now >= 1 && System.nanoTime() - last[1] > TimeUnit.MILLISECONDS.toNanos(300)
+						&& locks.engine().waitersOf("lockstep:crowded") == WAITERS;
 			})).isTrue();
 			System.out.printf("%d waiters parked after %d scripts%n", WAITERS, last[0]);
 			assertThat(last[0]).as("scripts run while %d waiters arrived", WAITERS).isLessThan(WAITERS / 4);

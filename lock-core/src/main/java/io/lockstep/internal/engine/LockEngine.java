@@ -614,6 +614,11 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return this.waiters.keysWaitedFor();
 	}
 
+	/** The callers of this process waiting for the (full) key now. */
+	public int waitersOf(String key) {
+		return this.waiters.waitersOf(key);
+	}
+
 	/**
 	 * A DRBG (NIST SP 800-90A), seeded once, here: it never reads {@code /dev/urandom}
 	 * again, so a token is made without I/O, also on a non-blocking (reactive) thread.

@@ -467,6 +467,14 @@ final class Waiters {
 		}
 	}
 
+	/** The local waiters of the key now. */
+	int waitersOf(String key) {
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.get(key);
+			return (queue != null) ? queue.size() : 0;
+		}
+	}
+
 	/** Keys with local waiters now. */
 	int keysWaitedFor() {
 		synchronized (this.waiting) {
