@@ -23,9 +23,10 @@ public interface LockHandle extends AutoCloseable {
 
 	/**
 	 * The fencing token: strictly increasing per key across all clients and across lease
-	 * expiry (see the backend's documentation for its assumptions, e.g. Redlock's);
-	 * reentrant acquisitions share the token of the outermost one. For a handle on
-	 * several keys, the token of the first key in sorted order.
+	 * expiry, but not across a failover to a replica that missed the latest tokens (see
+	 * the backend's documentation for its assumptions, e.g. Redlock's); reentrant
+	 * acquisitions share the token of the outermost one. For a handle on several keys,
+	 * the token of the first key in sorted order.
 	 */
 	long fencingToken();
 

@@ -32,10 +32,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The lock engine over one {@link LockBackend}: the acquire loop (one atomic attempt,
- * then park until a release notification or the holder's lease runs out), per-key
- * reentrancy through the {@link CallContext}, releases, and the reactions to every
- * {@link Lease} transition (the registry of held leases, observations, loss events). One
- * engine per template bean; its copies share it, and only the bean closes it.
+ * then park until a hand-off, a release notification or the holder's lease runs out; only
+ * the head of a key's local waiters asks the storage), per-key reentrancy through the
+ * {@link CallContext}, releases, and the reactions to every {@link Lease} transition (the
+ * registry of held leases, observations, loss events). One engine per template bean; its
+ * copies share it, and only the bean closes it.
  */
 public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
@@ -96,7 +97,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations);
 		this.watchdog = new Watchdog(backend, this.leases, this);
 		this.waiters = new Waiters(backend, this.watchdog.executor());
-		backend.onHandOff(this::handedOff);
+		backend.onHandOff(this.waiters::handedOff);
 	}
 
 	/**
@@ -287,17 +288,6 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			}
 			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
 		}
-	}
-
-	/**
-	 * The storage handed a lock to a queued owner; told on the notification connection's
-	 * thread, for every hand-off of a key this process listens to, so it only unparks the
-	 * waiter that asks with that owner token, if any. A waiter that gives up without the
-	 * lock leaves the queue and releases what was handed to it
-	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody.
-	 */
-	private void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
-		this.waiters.handedOff(key, owner, fencingToken, leaseMillis);
 	}
 
 	/**

@@ -242,6 +242,11 @@ final class Waiters {
 			if (this.signalled) {
 				return false;
 			}
+			wake();
+			return true;
+		}
+
+		private void wake() {
 			this.woken = true;
 			this.signalled = true;
 			if (this.thread != null) {
@@ -250,7 +255,6 @@ final class Waiters {
 			else {
 				this.wakeable.signalled();
 			}
-			return true;
 		}
 
 	}
@@ -423,29 +427,24 @@ final class Waiters {
 	}
 
 	/**
-	 * The lock was handed to a queued owner: its waiter takes it when it wakes.
-	 * @return whether a waiter of this process asks with that owner token
+	 * The storage handed a lock to a queued owner: its waiter takes it when it wakes.
+	 * Told on the notification connection's thread, for every hand-off to this client, so
+	 * it only wakes the waiter that asks with that owner token, if any. A waiter that
+	 * gives up without the lock leaves the queue and releases what was handed to it
+	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody.
 	 */
-	boolean handedOff(String key, String owner, long fencingToken, long leaseMillis) {
+	void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
 				for (Waiter waiter : queue) {
 					if (waiter.owner.equals(owner)) {
 						waiter.handOff = new HandOff(fencingToken, leaseMillis);
-						waiter.woken = true;
-						waiter.signalled = true;
-						if (waiter.thread != null) {
-							LockSupport.unpark(waiter.thread);
-						}
-						else {
-							waiter.wakeable.signalled();
-						}
-						return true;
+						waiter.wake();
+						return;
 					}
 				}
 			}
-			return false;
 		}
 	}
 
