@@ -140,6 +140,11 @@ final class ClusterBackend implements LockBackend {
 	}
 
 	@Override
+	public boolean hearsHandOffs(String key) {
+		return this.publish != null && this.channel.hearsOwn(handOffChannel(key));
+	}
+
+	@Override
 	public void leave(LockId id, String owner) {
 		releaseAsync(id, owner, true);
 	}

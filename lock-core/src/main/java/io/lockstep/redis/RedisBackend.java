@@ -182,6 +182,11 @@ final class RedisBackend implements LockBackend {
 		return this.channel.subscribeOwn(this.handOffChannel);
 	}
 
+	@Override
+	public boolean hearsHandOffs(String key) {
+		return this.channel.hearsOwn(this.handOffChannel);
+	}
+
 	private String queueKey(String key) {
 		return this.keyPrefix + "__q:" + key.substring(this.keyPrefix.length());
 	}

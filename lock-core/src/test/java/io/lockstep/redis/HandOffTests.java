@@ -102,6 +102,28 @@ class HandOffTests {
 		}
 	}
 
+	@Test
+	void aWaiterWhoseClientHearsHandOffsAlreadyQueuesWithItsFirstAttempt() throws Exception {
+		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
+			// one wait first: the waiter's client subscribes its hand-off channel for
+			// good
+			LockHandle first = holder.acquire("job");
+			CompletableFuture<Inside> warmUp = waitFor(waiter, 1);
+			first.close();
+			warmUp.get(5, TimeUnit.SECONDS);
+			LockHandle held = holder.acquire("job");
+			long scriptsBefore = TestLocks.commandCalls(this.redis, "evalsha");
+			CompletableFuture<Inside> acquired = waitFor(waiter, 1);
+			long scriptsToQueue = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
+			held.close();
+			long token = acquired.get(5, TimeUnit.SECONDS).token();
+			System.out.printf("a waiter alone in its client: %d script(s) until queued; handed token %d%n",
+					scriptsToQueue, token);
+			assertThat(scriptsToQueue).as("acquire scripts until the waiter was queued").isEqualTo(1);
+			assertThat(token).isGreaterThan(held.fencingToken());
+		}
+	}
+
 	/** A waiter was inside with this fencing token at this {@code nanoTime}. */
 	record Inside(long token, long at) {
 	}

@@ -62,6 +62,15 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
+	 * Whether hand-offs of the key reach this client already ({@link #listenForHandOffs}
+	 * took effect and the channel is open): then a caller may queue with its first
+	 * attempt, before it registers as a waiter. Asks nothing of the storage.
+	 */
+	default boolean hearsHandOffs(String key) {
+		return false;
+	}
+
+	/**
 	 * A queued waiter gives up: it leaves the lock's queue and releases the lock if it
 	 * was handed to it meanwhile; sends without waiting.
 	 */

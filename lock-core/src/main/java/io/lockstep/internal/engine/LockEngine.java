@@ -191,9 +191,15 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		// locally, only their head asks the storage
 		boolean ask = true;
 		String asking = null;
+		// the first caller of a key queues with its first attempt where hand-offs reach
+		// this client already: it registers after the reply, and a hand-off that came
+		// first waits for it (Waiters.register claims it)
+		boolean queueFirst = false;
+		long holderTtlMillis = -1;
 		if (id.size() == 1 && waitNanos > 0) {
 			if (this.waiters.beginAsking(id.first())) {
 				asking = id.first();
+				queueFirst = this.backend.handsOff() && this.backend.hearsHandOffs(asking);
 			}
 			else {
 				waiter = this.waiters.register(id.first(), owner, this.backend.handsOff());
@@ -218,8 +224,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 					long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(waitNanos - (sent - start));
 					// only a key's head waiter queues itself (or marks the key as waited
 					// for)
-					long entryMillis = (waiter != null && waiter.isHead() && waitLeftMillis > 0)
+					long entryMillis = ((queueFirst || (waiter != null && waiter.isHead())) && waitLeftMillis > 0)
 							? Math.min(waitLeftMillis, QUEUE_ENTRY_MILLIS) : 0;
+					queueFirst = false;
 					try {
 						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis);
 					}
@@ -228,7 +235,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 						if (entryMillis > 0) {
 							// a hand-off to the old token may still come: it is void
 							owner = newOwner();
-							waiter.owner(owner);
+							if (waiter != null) {
+								waiter.owner(owner);
+							}
 							queuedSent = 0;
 						}
 						// a timeout or a lost connection is "not yet" while the wait
@@ -249,6 +258,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 					if (entryMillis > 0) {
 						queuedSent = sent;
 					}
+					holderTtlMillis = attempt.holderTtlMillis();
 				}
 				ask = true;
 				long waited = System.nanoTime() - start;
@@ -263,11 +273,12 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 					}
 					waiter = this.waiters.register(blocking, owner, id.size() == 1 && this.backend.handsOff());
 					// the head asks once more before it parks (a release may have come
-					// before it listened); the others wait for their turn
-					ask = waiter.isHead();
+					// before it listened), unless it is queued already (its hand-off
+					// comes as a message); the others wait for their turn
+					ask = waiter.isHead() && queuedSent == 0;
 					continue;
 				}
-				waiter.await(waitNanos - waited, (attempt != null) ? attempt.holderTtlMillis() : -1);
+				waiter.await(waitNanos - waited, holderTtlMillis);
 				if (Thread.currentThread().isInterrupted()) {
 					throw new LockException("Interrupted while waiting for lock '" + id.display() + "'");
 				}
@@ -279,12 +290,14 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		}
 		finally {
 			endAsking(asking);
+			boolean handedOff = false;
 			if (waiter != null) {
 				this.waiters.unregister(waiter, acquired);
-				if (!acquired && (queuedSent != 0 || waiter.handOff() != null)) {
-					// it may be queued still, or the lock handed to it meanwhile
-					this.backend.leave(id, owner);
-				}
+				handedOff = waiter.handOff() != null;
+			}
+			if (!acquired && (queuedSent != 0 || handedOff)) {
+				// it may be queued still, or the lock handed to it meanwhile
+				this.backend.leave(id, owner);
 			}
 			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
 		}

@@ -61,6 +61,13 @@ final class Waiters {
 	/** Keys whose release channel is subscribed (waited for, or lingering). */
 	private final Set<String> listened = new HashSet<>();
 
+	/**
+	 * Hand-offs to owner tokens no local waiter asks with (yet): a caller that queued
+	 * with its first attempt registers after the reply, and the hand-off may come first.
+	 * By arrival, oldest first; under the monitor.
+	 */
+	private final Map<String, Unclaimed> unclaimed = new LinkedHashMap<>();
+
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Set<String> asking = ConcurrentHashMap.newKeySet();
 
@@ -88,6 +95,21 @@ final class Waiters {
 	/** A lock handed to a queued waiter. */
 	record HandOff(long fencingToken, long leaseMillis) {
 	}
+
+	/** A hand-off that found no waiter, and when it came. */
+	private record Unclaimed(String key, HandOff handOff, long receivedNanos) {
+	}
+
+	/**
+	 * How long a hand-off waits for its waiter to register: far longer than the gap
+	 * between an attempt's reply and the registration. A caller that never registers (it
+	 * gave up, or got the lock by another attempt) left the queue and released what was
+	 * handed to it ({@link LockBackend#leave}).
+	 */
+	private static final long UNCLAIMED_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+	/** At most this many unclaimed hand-offs are kept; the oldest go first. */
+	private static final int MAX_UNCLAIMED = 4096;
 
 	/**
 	 * Told, instead of unparking a thread, when an asynchronous waiter is signalled (a
@@ -264,7 +286,8 @@ final class Waiters {
 	 * backend hands off listens for the hand-offs to this client (its own channel,
 	 * subscribed once); any other listens for the key's releases (its channel, subscribed
 	 * while the key has local waiters and a while after). Try to acquire once more after
-	 * this before parking.
+	 * this before parking, unless queued for a hand-off already: a hand-off to the owner
+	 * that came before this registration is then the waiter's ({@link Waiter#handOff()}).
 	 * @param handOff whether the lock is handed off to the waiter (a one-key lock on a
 	 * backend that {@link LockBackend#handsOff hands off})
 	 */
@@ -275,6 +298,7 @@ final class Waiters {
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
+			claim(waiter);
 		}
 		if (listening != null) {
 			this.backend.awaitListening(listening);
@@ -431,20 +455,47 @@ final class Waiters {
 	 * Told on the notification connection's thread, for every hand-off to this client, so
 	 * it only wakes the waiter that asks with that owner token, if any. A waiter that
 	 * gives up without the lock leaves the queue and releases what was handed to it
-	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody.
+	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody. A hand-off that
+	 * finds no waiter is kept a while for one that registers after queueing
+	 * ({@link #register} claims it).
 	 */
 	void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
+		HandOff handOff = new HandOff(fencingToken, leaseMillis);
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
 				for (Waiter waiter : queue) {
 					if (waiter.owner.equals(owner)) {
-						waiter.handOff = new HandOff(fencingToken, leaseMillis);
+						waiter.handOff = handOff;
 						waiter.wake();
 						return;
 					}
 				}
 			}
+			long now = System.nanoTime();
+			Iterator<Unclaimed> oldest = this.unclaimed.values().iterator();
+			while (oldest.hasNext()) {
+				Unclaimed next = oldest.next();
+				if (this.unclaimed.size() < MAX_UNCLAIMED && now - next.receivedNanos() < UNCLAIMED_NANOS) {
+					break;
+				}
+				oldest.remove();
+			}
+			this.unclaimed.put(owner, new Unclaimed(key, handOff, now));
+		}
+	}
+
+	/**
+	 * A hand-off that came before the waiter registered is its own. Under the monitor.
+	 */
+	private void claim(Waiter waiter) {
+		if (this.unclaimed.isEmpty()) {
+			return;
+		}
+		Unclaimed handOff = this.unclaimed.get(waiter.owner);
+		if (handOff != null && handOff.key().equals(waiter.key)) {
+			this.unclaimed.remove(waiter.owner);
+			waiter.handOff = handOff.handOff();
 		}
 	}
 
@@ -486,6 +537,7 @@ final class Waiters {
 		synchronized (this.waiting) {
 			this.lingering.clear();
 			this.listened.clear();
+			this.unclaimed.clear();
 			this.waiting.values().forEach((queue) -> queue.forEach(Waiter::signal));
 		}
 	}

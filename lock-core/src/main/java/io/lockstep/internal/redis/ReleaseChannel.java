@@ -50,6 +50,9 @@ public final class ReleaseChannel implements AutoCloseable {
 	/** The client's own hand-off channels subscribed so far. */
 	private final Set<String> own = ConcurrentHashMap.newKeySet();
 
+	/** The client's own hand-off channels whose subscription Redis confirmed. */
+	private final Set<String> ownConfirmed = ConcurrentHashMap.newKeySet();
+
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
 	private volatile boolean refused;
@@ -121,9 +124,21 @@ public final class ReleaseChannel implements AutoCloseable {
 			CompletableFuture<?> subscribed = subscribe(channel);
 			if (subscribed != NOT_SENT) {
 				this.own.add(channel);
+				subscribed.thenRun(() -> this.ownConfirmed.add(channel));
 			}
 			return subscribed;
 		}
+	}
+
+	/**
+	 * Whether hand-offs on one of the client's own channels reach it now: subscribed,
+	 * confirmed, and the connection open (a message published while it reconnects is
+	 * lost; waiters re-check periodically).
+	 */
+	public boolean hearsOwn(String channel) {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
+		return current != null && current.isOpen() && !this.refused && !this.closed
+				&& this.ownConfirmed.contains(channel);
 	}
 
 	public boolean notifies() {
