@@ -4,11 +4,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -121,6 +124,63 @@ class HandOffTests {
 					scriptsToQueue, token);
 			assertThat(scriptsToQueue).as("acquire scripts until the waiter was queued").isEqualTo(1);
 			assertThat(token).isGreaterThan(held.fencingToken());
+		}
+	}
+
+	@Test
+	void aWaiterInTheHoldersOwnClientTakesTheHandOffMessageWithoutAskingAgain(RedisFixture fixture) throws Exception {
+		// a server of its own: no other test's client runs scripts there meanwhile
+		RedisNode own = fixture.standalone();
+		RedisClient client = TestLocks.client(own);
+		this.clients.add(client);
+		try (RedisLockTemplate locks = TestLocks.builder(client).waitTime(Duration.ofSeconds(10)).build()) {
+			// one wait first: the client subscribes its hand-off channel for good
+			LockHandle first = locks.acquire("job");
+			CompletableFuture<Void> warmUp = CompletableFuture.runAsync(() -> locks.acquire("job").close(),
+					Executors.newSingleThreadExecutor());
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> own.call("LLEN", QUEUE).equals(1L)))
+				.as("warm-up waiter queued")
+				.isTrue();
+			first.close();
+			warmUp.get(5, TimeUnit.SECONDS);
+			int rounds = 50;
+			CyclicBarrier start = new CyclicBarrier(2);
+			java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+			long scriptsBefore = TestLocks.commandCalls(own, "evalsha");
+			List<CompletableFuture<Void>> threads = new ArrayList<>();
+			for (int t = 0; t < 2; t++) {
+				threads.add(CompletableFuture.runAsync(() -> {
+					try {
+						start.await(5, TimeUnit.SECONDS);
+						for (int i = 0; i < rounds; i++) {
+							try (LockHandle lock = locks.acquire("job")) {
+								if (inside.incrementAndGet() != 1) {
+									overlaps.incrementAndGet();
+								}
+								Thread.sleep(5); // long enough for the other thread to
+													// queue
+								inside.decrementAndGet();
+							}
+						}
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+				}, Executors.newSingleThreadExecutor()));
+			}
+			CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+			long scripts = TestLocks.commandCalls(own, "evalsha") - scriptsBefore;
+			// each acquisition: its own queued attempt and its release (the first two
+			// also
+			// ask once more while the client subscribes); a waiter woken by the local
+			// release
+			// instead of the hand-off message asks once more
+			long extra = scripts - 2L * 2 * rounds;
+			System.out.printf("2 threads of one client, %d acquisitions, 5 ms inside: %d scripts (%d beyond 2 per "
+					+ "acquisition), %d overlaps%n", 2 * rounds, scripts, extra, overlaps.get());
+			assertThat(overlaps.get()).isZero();
+			assertThat(extra).as("scripts beyond an attempt and a release per acquisition").isLessThanOrEqualTo(1);
 		}
 	}
 

@@ -220,6 +220,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 				}
 				LockBackend.Attempt attempt = null;
 				if (ask) {
+					if (waiter != null) {
+						waiter.asks();
+					}
 					long sent = System.nanoTime();
 					long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(waitNanos - (sent - start));
 					// only a key's head waiter queues itself (or marks the key as waited

@@ -30,10 +30,12 @@ import org.slf4j.LoggerFactory;
  * Where the backend {@link LockBackend#handsOff hands off}, only the key's head waiter
  * asks the storage, queued there under its owner token; a release hands it the lock and
  * the hand-off message, on a channel of the client's own subscribed once for its life,
- * completes its wait ({@link #handedOff}) without a further round trip. Waiters of other
- * locks listen on the key's channel, which stays subscribed for {@value #LINGER_SECONDS}
- * s after its last local waiter left, so that steady contention costs no SUBSCRIBE per
- * wait.
+ * completes its wait ({@link #handedOff}) without a further round trip. Such waiters are
+ * not woken by releases (the lock went to the queue's first live waiter, which hears of
+ * it), only by their hand-off, their promotion to head, and the head's re-checks. Waiters
+ * of other locks listen on the key's channel, which stays subscribed for
+ * {@value #LINGER_SECONDS} s after its last local waiter left, so that steady contention
+ * costs no SUBSCRIBE per wait.
  */
 final class Waiters {
 
@@ -139,6 +141,9 @@ final class Waiters {
 
 		private final Wakeable wakeable;
 
+		/** Whether the lock is handed to it (it hears of that, not of releases). */
+		private final boolean handOffs;
+
 		/** Set once, under the monitor, when the lock was handed to this waiter. */
 		private volatile HandOff handOff;
 
@@ -151,16 +156,18 @@ final class Waiters {
 
 		private long backoffNanos = MIN_BACKOFF_NANOS;
 
-		private Waiter(String key, String owner) {
+		private Waiter(String key, String owner, boolean handOffs) {
 			this.key = key;
 			this.owner = owner;
+			this.handOffs = handOffs;
 			this.thread = Thread.currentThread();
 			this.wakeable = null;
 		}
 
-		private Waiter(String key, String owner, Wakeable wakeable) {
+		private Waiter(String key, String owner, boolean handOffs, Wakeable wakeable) {
 			this.key = key;
 			this.owner = owner;
+			this.handOffs = handOffs;
 			this.thread = null;
 			this.wakeable = wakeable;
 		}
@@ -224,6 +231,14 @@ final class Waiters {
 				return park;
 			}
 			return Math.min(park, RECHECK_NANOS);
+		}
+
+		/**
+		 * A blocking waiter asks now: a promotion told before this is answered by this
+		 * attempt (one told later, while it asks, still wakes it).
+		 */
+		void asks() {
+			this.promoted = false;
 		}
 
 		/**
@@ -294,7 +309,7 @@ final class Waiters {
 	Waiter register(String key, String owner, boolean handOff) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.backend.prepareListening();
-		Waiter waiter = new Waiter(key, owner);
+		Waiter waiter = new Waiter(key, owner, handOff);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
@@ -337,7 +352,7 @@ final class Waiters {
 	 * {@link Waiter#rearm()}.
 	 */
 	AsyncRegistration registerAsync(String key, String owner, boolean handOff, Wakeable wakeable) {
-		Waiter waiter = new Waiter(key, owner, wakeable);
+		Waiter waiter = new Waiter(key, owner, handOff, wakeable);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
@@ -499,12 +514,23 @@ final class Waiters {
 		}
 	}
 
-	/** The key was released: wake its longest-waiting local waiter not yet woken. */
+	/**
+	 * The key was released: wake its longest-waiting local waiter not yet woken. Waiters
+	 * of a lock that is handed off are not woken where notifications work: a release by
+	 * this client handed the lock to the first live waiter queued in storage, which hears
+	 * of it by the hand-off message (one asking again meanwhile would only cost a round
+	 * trip), or freed it with nobody queued, which each head's periodic re-check finds.
+	 */
 	void released(String key) {
+		boolean handOffsHeard = this.backend.notifies();
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
-				signalFirst(queue);
+				for (Waiter waiter : queue) {
+					if (!(handOffsHeard && waiter.handOffs) && waiter.signal()) {
+						return;
+					}
+				}
 			}
 		}
 	}
