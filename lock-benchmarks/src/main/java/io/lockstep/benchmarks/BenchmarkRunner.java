@@ -38,7 +38,7 @@ public final class BenchmarkRunner {
 	private BenchmarkRunner() {
 	}
 
-	public static void main(String[] args) throws IOException, RunnerException {
+	public static void main(String[] args) throws IOException, RunnerException, InterruptedException {
 		Settings settings = Settings.parse(args);
 		if (settings == null) {
 			System.out.println(Settings.USAGE);
@@ -49,16 +49,20 @@ public final class BenchmarkRunner {
 		deleteRecursively(settings.records);
 		Collection<RunResult> results;
 		String redisVersion;
+		MachineProbe probe;
 		try (RedisFixture fixture = new RedisFixture()) {
 			RedisNode redis = fixture.standalone();
 			redisVersion = fixture.redisVersion();
 			System.out.println("Benchmarking against " + redis + ": " + redisVersion);
 			results = new Runner(options(settings, redis.port()).build()).run();
+			System.out.println("Measuring Redis round trips right after another and after a 5 ms idle wait...");
+			probe = MachineProbe.measure(redis.port());
+			System.out.println(probe);
 		}
 		Map<String, Outcome> outcomes = Outcome.collect(results, settings.records);
 		List<String> failures = failures(settings, outcomes);
 		RunInfo run = new RunInfo(settings.scenarios, settings.contenders, settings.clients, settings.warmup.describe(),
-				settings.measurement.describe(), redisVersion,
+				settings.measurement.describe(), redisVersion, probe,
 				ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")),
 				elapsed(Duration.ofNanos(System.nanoTime() - started)), loadBefore, Environment.loadAverage(),
 				settings.commandLine(), failures);

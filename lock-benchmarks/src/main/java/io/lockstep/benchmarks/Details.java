@@ -68,7 +68,7 @@ final class Details {
 		if (outcome.scenario() == Scenario.S1) {
 			return Metric.Unit.MICROS.format(outcome.p50()) + " / " + Metric.Unit.MICROS.format(outcome.p99());
 		}
-		if (outcome.scenario() == Scenario.S3) {
+		if (outcome.scenario() == Scenario.S3 || outcome.scenario() == Scenario.S4) {
 			return Metric.Unit.MICROS.format(outcome.handOffP50Micros()) + " / "
 					+ Metric.Unit.MICROS.format(outcome.handOffP99Micros()) + " (hand-off)";
 		}

@@ -60,7 +60,7 @@ final class FloorContender implements Contender {
 		this.client.shutdown();
 	}
 
-	private static String script(String name) {
+	static String script(String name) {
 		try (InputStream in = FloorContender.class.getResourceAsStream(name)) {
 			if (in == null) {
 				throw new IllegalStateException("Missing script " + name);

@@ -141,6 +141,27 @@ final class Report {
 		tableHead(List.of("target", "measured", "met?"));
 		targets.forEach((target) -> tableRow(List.of(target.goal(), target.measured(), target.verdict())));
 		line();
+		MachineProbe probe = this.run.probe();
+		if (probe != null && this.run.scenarios().contains(Scenario.S4)) {
+			line("What this machine allows S4: a 5 ms park returns "
+					+ Metric.Unit.MICROS.format(probe.overshootMicros())
+					+ " late, and a notification sent after a 5 ms idle wait takes "
+					+ Metric.Unit.MICROS.format(probe.notifyMicros()) + " from PUBLISH to the woken thread running "
+					+ "(raw Lettuce, p50s; see Machine and versions). A hand-off told to a parked waiter costs at "
+					+ "least that (Lockstep's also runs the release script and builds the lease), which caps S4 "
+					+ "efficiency at 5 ms ÷ (5 ms + " + Metric.Unit.MICROS.format(probe.overshootMicros()) + " + "
+					+ Metric.Unit.MICROS.format(probe.notifyMicros()) + ") = "
+					+ Metric.Unit.PERCENT.format(probe.s4Ceiling()) + " here for any lock whose waiters sleep; "
+					+ "the S4 rows of the summary show each contender's hand-off p50. The busy-spin floor's waiters "
+					+ "never sleep (each spins on a core, keeping Redis and the client's threads awake), and not all "
+					+ "of its acquisitions are hand-offs (holder changes below 100 % in the S4 details). What bounds "
+					+ "each missed target, with the profile: [benchmark-notes.md](benchmark-notes.md).");
+			line();
+		}
+		else {
+			line("What bounds each missed target: [benchmark-notes.md](benchmark-notes.md).");
+			line();
+		}
 	}
 
 	private void machine() {
@@ -150,6 +171,16 @@ final class Report {
 		line("- load average (1 min) when the run started: " + this.run.loadBefore() + ", when it ended: "
 				+ this.run.loadAfter());
 		line("- Redis: " + this.run.redisVersion());
+		MachineProbe probe = this.run.probe();
+		if (probe != null) {
+			line("- Redis round trip (raw Lettuce EVALSHA, p50 of " + probe.samples() + "): "
+					+ Metric.Unit.MICROS.format(probe.hotMicros()) + " right after another, "
+					+ Metric.Unit.MICROS.format(probe.idleMicros()) + " after a 5 ms idle wait; a notification "
+					+ "after a 5 ms idle wait (PUBLISH → the client's pub/sub listener unparks a waiting thread → "
+					+ "it runs): " + Metric.Unit.MICROS.format(probe.notifyMicros()) + "; a 5 ms park overshoots by "
+					+ Metric.Unit.MICROS.format(probe.overshootMicros()) + " (p50s, measured by the run after the "
+					+ "forks)");
+		}
 		Environment.libraries().forEach((name, value) -> line("- " + name + ": " + value));
 		line("- JMH settings: `@Fork(1)`, warm-up " + this.run.warmup() + ", measurement " + this.run.measurement()
 				+ ", fork JVM options `" + String.join(" ", BenchmarkRunner.FORK_JVM_ARGS) + "`");

@@ -125,11 +125,14 @@ class BenchmarkHarnessTests {
 		outcomes.put(Outcome.key(Scenario.S1, "floor", "shared"), outcome(Scenario.S1, "floor", 100, 50, 5));
 		outcomes.put(Outcome.key(Scenario.S1, "lockstep", "shared"), outcome(Scenario.S1, "lockstep", 120, 60, 6));
 		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor", "lockstep"), List.of("shared"), "1 × 1 s",
-				"2 × 1 s", "7.0.15", "today", "0 min 1 s", "1.0", "1.0", "run-benchmarks.sh", List.of());
+				"2 × 1 s", "7.0.15", new MachineProbe(50, 200, 300, 100, 600), "today", "0 min 1 s", "1.0", "1.0",
+				"run-benchmarks.sh", List.of());
 		String markdown = new Report(outcomes, run).render();
 		assertThat(markdown).contains("| S1 uncontended pair, p50 | 50.0 µs (1.00×) | 60.0 µs (1.20×) |")
 			.contains("| S1 p50 ≤ 1.05× floor | 1.20× floor | **missed** |")
 			.contains("| ≤ 6 Redis commands per uncontended pair | 6.00 | met |")
+			.contains("- Redis round trip (raw Lettuce EVALSHA, p50 of 600): 50.0 µs right after another, 200 µs "
+					+ "after a 5 ms idle wait; a notification after a 5 ms idle wait")
 			.doesNotContain("S2 8 threads");
 		assertThat(EnumSet.allOf(Scenario.class)).hasSize(5);
 	}
