@@ -8,7 +8,6 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
@@ -27,38 +26,11 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @Warmup(iterations = 1, time = 1)
 @Measurement(iterations = 2, time = 1)
-public class S4CriticalSectionBenchmark extends LockBenchmark {
+public class S4CriticalSectionBenchmark extends OneKeyBenchmark {
 
 	static final long SECTION_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
 	private static final String KEY = "bench:s4";
-
-	/** One client for all threads, or one per thread. */
-	@Param({ "shared", "per-thread" })
-	public String clients;
-
-	private final Latencies latencies = new Latencies(1 << 16);
-
-	private volatile long releaseStarted;
-
-	private volatile int holder = -1;
-
-	@Override
-	String clients() {
-		return this.clients;
-	}
-
-	@Override
-	void iterationStarted() {
-		this.releaseStarted = 0;
-	}
-
-	@Override
-	void trialEnded(TrialRecord record) {
-		record.handOffSamples = this.latencies.count();
-		record.handOffP50Nanos = this.latencies.percentile(50);
-		record.handOffP99Nanos = this.latencies.percentile(99);
-	}
 
 	@Benchmark
 	public void section(Slot slot) {
@@ -67,17 +39,13 @@ public class S4CriticalSectionBenchmark extends LockBenchmark {
 			long inside = System.nanoTime();
 			this.occupancy.enter(0);
 			try {
-				long released = this.releaseStarted;
-				if (this.measuring && this.holder != slot.index && released != 0) {
-					this.latencies.record(inside - released);
-				}
-				this.holder = slot.index;
+				this.handOffs.entered(slot.index, inside, this.measuring);
 				acquired(slot);
 				CriticalSection.spend(SECTION_NANOS);
 			}
 			finally {
 				this.occupancy.exit(0);
-				this.releaseStarted = System.nanoTime();
+				this.handOffs.releasing();
 			}
 		}
 		finally {
