@@ -1,6 +1,7 @@
 package io.lockstep.faults;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -76,11 +77,15 @@ class SingleMasterFaultTests {
 			holder.await("ACQUIRED", Duration.ofSeconds(60));
 			// kill a holder that is alive and renewing, right after one of its renewals
 			long[] ttl = { (Long) this.redis.call("PTTL", "lockstep:killed") };
+			List<Long> seen = new ArrayList<>(List.of(ttl[0]));
 			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> {
 				long previous = ttl[0];
 				ttl[0] = (Long) this.redis.call("PTTL", "lockstep:killed");
+				if (seen.size() < 50 && ttl[0] != seen.get(seen.size() - 1)) {
+					seen.add(ttl[0]);
+				}
 				return ttl[0] > previous;
-			})).as("the holder renewed its lease").isTrue();
+			})).as(() -> "the holder renewed its lease (PTTL values seen: " + seen + ")").isTrue();
 			holder.kill();
 			long killed = System.nanoTime();
 			try (LockHandle lock = locks.withWaitTime(Duration.ofSeconds(10)).acquire("killed")) {

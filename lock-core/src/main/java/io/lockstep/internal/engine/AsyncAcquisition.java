@@ -76,6 +76,9 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 
 	private boolean attempting;
 
+	/** Whether the attempt on its way queues the owner (it is the key's head). */
+	private boolean queueing;
+
 	private boolean again;
 
 	private boolean finished;
@@ -145,6 +148,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 				// only a key's head waiter queues itself (or marks the key as waited for)
 				entryMillis = Math.min(waitLeftMillis, LockEngine.QUEUE_ENTRY_MILLIS);
 			}
+			this.queueing = entryMillis > 0;
 		}
 		if (handOff != null) {
 			// taken once: the attempting flag stays set, and it finishes
@@ -203,6 +207,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		boolean retryNow;
 		synchronized (this) {
 			this.attempting = false;
+			this.queueing = false;
 			this.retryMillis = MIN_RETRY_MILLIS;
 			if (entryMillis > 0) {
 				this.queuedSent = sent;
@@ -323,6 +328,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		long left = this.waitNanos - (System.nanoTime() - this.start);
 		synchronized (this) {
 			this.attempting = false;
+			this.queueing = false;
 			this.failures++;
 			if (entryMillis > 0) {
 				// a hand-off to the old token may still come: it is void
@@ -367,7 +373,10 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 			cancelTimer();
 			current = this.waiter;
 			this.waiter = null;
-			leave = !acquired && (this.queuedSent != 0 || (current != null && current.handOff() != null));
+			// a queueing attempt on its way is left now, not when its reply comes: a
+			// release sent after this leave then finds the owner gone from the queue
+			leave = !acquired
+					&& (this.queuedSent != 0 || this.queueing || (current != null && current.handOff() != null));
 			leaving = this.owner;
 		}
 		if (current != null) {
