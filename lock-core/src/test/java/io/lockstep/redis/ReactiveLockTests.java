@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -11,13 +12,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.test.ChaosProxy;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -155,6 +160,52 @@ class ReactiveLockTests {
 			// subscriber
 			assertThat(blocking.tryAcquire("order:2")).hasValueSatisfying(LockHandle::close);
 			assertThat(ran).isFalse();
+		}
+	}
+
+	@Test
+	void aSubscriberCancelledWhileItsQueueingAttemptIsOnItsWayIsNeverHandedTheLock() throws Exception {
+		try (ChaosProxy proxy = ChaosProxy.to(this.redis)) {
+			RedisClient slow = RedisClient.create(RedisURI.create(proxy.host(), proxy.port()));
+			StatefulRedisPubSubConnection<String, String> handOffs = this.probeClient.connectPubSub();
+			try (RedisLockTemplate blocking = TestLocks.builder(slow).waitTime(Duration.ofSeconds(30)).build()) {
+				ReactiveLockTemplate locks = ReactiveLocks.of(blocking);
+				LockHandle holder = blocking.acquire("order:9");
+				// every hand-off told on any client's own channel
+				List<String> told = new CopyOnWriteArrayList<>();
+				handOffs.addListener(new RedisPubSubAdapter<>() {
+					@Override
+					public void message(String pattern, String channel, String message) {
+						told.add(message);
+					}
+				});
+				handOffs.sync().psubscribe("lockstep:__c:*");
+				// 40 ms more each way: the cancel comes while the reply to the attempt
+				// that
+				// queued the subscriber is on its way back
+				proxy.delay(40);
+				AtomicBoolean ran = new AtomicBoolean();
+				Disposable waiting = locks.execute("order:9", (lock) -> Mono.fromRunnable(() -> ran.set(true)))
+					.subscribe();
+				assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(10),
+						() -> this.probe.llen("lockstep:__q:order:9") == 1))
+					.as("the subscriber queued")
+					.isTrue();
+				waiting.dispose();
+				holder.close();
+				assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
+						() -> this.probe.exists("lockstep:order:9") == 0))
+					.as("the lock freed")
+					.isTrue();
+				proxy.pass();
+				System.out.printf("cancelled while its queueing attempt was on its way: hand-offs told %s%n", told);
+				assertThat(told).as("hand-offs told").noneMatch((message) -> message.startsWith("g:"));
+				assertThat(ran).isFalse();
+			}
+			finally {
+				handOffs.close();
+				slow.shutdown();
+			}
 		}
 	}
 
