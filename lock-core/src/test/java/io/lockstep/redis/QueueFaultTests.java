@@ -84,21 +84,12 @@ class QueueFaultTests {
 			AtomicInteger overlaps = new AtomicInteger();
 			List<CompletableFuture<Long>> waiters = new ArrayList<>();
 			for (RedisLockTemplate locks : List.of(first, second)) {
-				waiters.add(CompletableFuture.supplyAsync(() -> locks.execute("job", (lock) -> {
-					if (inside.incrementAndGet() != 1) {
-						overlaps.incrementAndGet();
-					}
-					inside.decrementAndGet();
-					return System.nanoTime();
-				})));
+				waiters.add(countedWaiter(locks, inside, overlaps));
 			}
 			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
 			long killed = System.nanoTime();
 			worker.kill();
-			long lastMillis = 0;
-			for (CompletableFuture<Long> waiter : waiters) {
-				lastMillis = Math.max(lastMillis, (waiter.get(10, TimeUnit.SECONDS) - killed) / 1_000_000);
-			}
+			long lastMillis = lastInsideMillis(waiters, killed, Duration.ofSeconds(10));
 			System.out.printf("holder JVM SIGKILLed while 2 waiters queued: both inside within %d ms (lease 1000 ms),"
 					+ " %d overlaps%n", lastMillis, overlaps.get());
 			assertThat(overlaps.get()).isZero();
@@ -119,21 +110,12 @@ class QueueFaultTests {
 			List<CompletableFuture<Long>> waiters = new ArrayList<>();
 			for (int i = 0; i < 4; i++) {
 				RedisLockTemplate locks = (i % 2 == 0) ? first : second;
-				waiters.add(CompletableFuture.supplyAsync(() -> locks.execute("job", (lock) -> {
-					if (inside.incrementAndGet() != 1) {
-						overlaps.incrementAndGet();
-					}
-					inside.decrementAndGet();
-					return System.nanoTime();
-				})));
+				waiters.add(countedWaiter(locks, inside, overlaps));
 			}
 			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
 			long restarted = System.nanoTime();
 			redis.restart(); // no persistence: the key and the queue are gone
-			long lastMillis = 0;
-			for (CompletableFuture<Long> waiter : waiters) {
-				lastMillis = Math.max(lastMillis, (waiter.get(15, TimeUnit.SECONDS) - restarted) / 1_000_000);
-			}
+			long lastMillis = lastInsideMillis(waiters, restarted, Duration.ofSeconds(15));
 			boolean holderLost = false;
 			try {
 				held.close();
@@ -147,6 +129,31 @@ class QueueFaultTests {
 			assertThat(holderLost).isTrue();
 			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
 		}
+	}
+
+	/**
+	 * A waiter for "job" that counts itself inside, and an overlap when another was
+	 * inside too; completes with the {@code nanoTime} it got in.
+	 */
+	private static CompletableFuture<Long> countedWaiter(RedisLockTemplate locks, AtomicInteger inside,
+			AtomicInteger overlaps) {
+		return CompletableFuture.supplyAsync(() -> locks.execute("job", (lock) -> {
+			if (inside.incrementAndGet() != 1) {
+				overlaps.incrementAndGet();
+			}
+			inside.decrementAndGet();
+			return System.nanoTime();
+		}));
+	}
+
+	/** Milliseconds from {@code since} until the last of the waiters got in. */
+	private static long lastInsideMillis(List<CompletableFuture<Long>> waiters, long since, Duration timeout)
+			throws Exception {
+		long last = 0;
+		for (CompletableFuture<Long> waiter : waiters) {
+			last = Math.max(last, (waiter.get(timeout.toMillis(), TimeUnit.MILLISECONDS) - since) / 1_000_000);
+		}
+		return last;
 	}
 
 	private static long queueLength(RedisNode redis) {

@@ -2,7 +2,7 @@ package io.lockstep.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -47,11 +47,11 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private volatile HandOffListener handOffListener;
 
-	/** The client's own hand-off channels subscribed so far. */
-	private final Set<String> own = ConcurrentHashMap.newKeySet();
-
-	/** The client's own hand-off channels whose subscription Redis confirmed. */
-	private final Set<String> ownConfirmed = ConcurrentHashMap.newKeySet();
+	/**
+	 * The client's own hand-off channels subscribed so far, each with the subscription
+	 * (done once Redis confirmed it).
+	 */
+	private final Map<String, CompletableFuture<?>> own = new ConcurrentHashMap<>();
 
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
@@ -94,7 +94,7 @@ public final class ReleaseChannel implements AutoCloseable {
 		String name = new String(channel, StandardCharsets.UTF_8);
 		String text = new String(message, StandardCharsets.UTF_8);
 		HandOffListener handOff = this.handOffListener;
-		if (handOff != null && text.startsWith("g:") && this.own.contains(name)) {
+		if (handOff != null && text.startsWith("g:") && this.own.containsKey(name)) {
 			String[] parts = text.split(":", 5);
 			if (parts.length == 5) {
 				handOff.handedOff(parts[4], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
@@ -118,13 +118,12 @@ public final class ReleaseChannel implements AutoCloseable {
 	 */
 	public CompletableFuture<?> subscribeOwn(String channel) {
 		synchronized (this.own) {
-			if (this.own.contains(channel)) {
+			if (this.own.containsKey(channel)) {
 				return NOT_SENT;
 			}
 			CompletableFuture<?> subscribed = subscribe(channel);
 			if (subscribed != NOT_SENT) {
-				this.own.add(channel);
-				subscribed.thenRun(() -> this.ownConfirmed.add(channel));
+				this.own.put(channel, subscribed);
 			}
 			return subscribed;
 		}
@@ -137,8 +136,11 @@ public final class ReleaseChannel implements AutoCloseable {
 	 */
 	public boolean hearsOwn(String channel) {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		return current != null && current.isOpen() && !this.refused && !this.closed
-				&& this.ownConfirmed.contains(channel);
+		return current != null && current.isOpen() && !this.refused && !this.closed && confirmed(this.own.get(channel));
+	}
+
+	private static boolean confirmed(CompletableFuture<?> subscribed) {
+		return subscribed != null && subscribed.isDone() && !subscribed.isCompletedExceptionally();
 	}
 
 	public boolean notifies() {
