@@ -63,12 +63,13 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0);
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, false);
 	}
 
 	@Override
-	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
-		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
+			boolean queued) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
 		return attempt(id, owner, this.commands.eval(call.script(), call.keys(), call.args(), call.what()));
 	}
 
@@ -80,7 +81,8 @@ final class RedisBackend implements LockBackend {
 	 * The acquire script for the lock; a one-key lock's waiter (entry {@code > 0}) also
 	 * queues itself for a hand-off (or only marks the key, with the replica check).
 	 */
-	private Call acquireCall(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+	private Call acquireCall(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
+			boolean queued) {
 		List<String> keys = new ArrayList<>(id.keys());
 		id.keys().forEach((key) -> keys.add(this.fenceKey));
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
@@ -90,8 +92,8 @@ final class RedisBackend implements LockBackend {
 		if (entryMillis > 0) {
 			keys.add(queueKey(id.first()));
 			keys.add(tableKey(id.first()));
-			args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis), handsOff() ? "q" : "w",
-					Long.toString(entryMillis), this.handOffChannel);
+			args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
+					handsOff() ? LockCommands.queueMode(queued) : "w", Long.toString(entryMillis), this.handOffChannel);
 		}
 		return new Call(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
 	}
@@ -102,8 +104,8 @@ final class RedisBackend implements LockBackend {
 	 */
 	@Override
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, Executor blocking) {
-		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+			long entryMillis, boolean queued, Executor blocking) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
 		CompletableFuture<List<Long>> reply = this.commands.evalBounded(call.script(), call.keys(), call.args(),
 				call.what());
 		if (this.replicaAcks == 0) {

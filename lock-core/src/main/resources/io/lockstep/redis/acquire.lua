@@ -10,21 +10,23 @@
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
 --          renewal extends the key past it
 -- ARGV[4]  optional, when held by another owner: 'w' marks the key as waited for (its release
---          publishes a notification), 'q' also queues the owner (needs KEYS[3] and KEYS[4])
--- ARGV[5]  with 'q': how long the queue entry lives, in ms, unless the waiter asks again first
---          (a waiter that vanished is skipped once its entry expires)
--- ARGV[6]  with 'q': the channel on which the waiter's client hears its hand-offs
+--          publishes a notification), 'q' also queues the owner (needs KEYS[3] and KEYS[4]), and
+--          an owner that gets the lock leaves the queue; 'n' is 'q' for an owner's first attempt,
+--          which has no queue entry to leave
+-- ARGV[5]  with 'q' or 'n': how long the queue entry lives, in ms, unless the waiter asks again
+--          first (a waiter that vanished is skipped once its entry expires)
+-- ARGV[6]  with 'q' or 'n': the channel on which the waiter's client hears its hand-offs
 -- Returns  {1, fence}  acquired; also when the key already holds this owner token (a retried
 --                      acquire, or a waiter the lock was handed to), in which case the lease is
 --                      refreshed (within the cap) and the token it was granted with returned
 --          {0, pttl}   held by another owner; pttl = its remaining lease in ms
--- Uncontended, this runs INCR and SET only. The fencing token comes from INCR, so it is
--- strictly increasing for every key served by the counter; a counter that is missing (a new or
+-- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes
+-- from INCR, so it is strictly increasing for every key served by the counter; a counter that is missing (a new or
 -- restarted Redis without persistence) restarts at the server time in microseconds, above every
 -- token issued before as long as fewer than a million were issued per second.
 -- a queued waiter that gets the lock leaves the queue
 local function leaveQueue()
-  if KEYS[4] and redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
+  if KEYS[4] and ARGV[4] == 'q' and redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
     redis.call('LREM', KEYS[3], 0, ARGV[1])
   end
 end
@@ -59,7 +61,8 @@ if string.sub(current, 1, #prefix) == prefix then
   leaveQueue()
   return {1, tonumber(granted)}
 end
-if ARGV[4] == 'q' and KEYS[4] then
+local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
+if queues and KEYS[4] then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[6]
@@ -70,7 +73,7 @@ if ARGV[4] == 'q' and KEYS[4] then
   redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[5]) + 60000)
   redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[5]) + 60000)
 end
-if (ARGV[4] == 'q' or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
+if (queues or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
   redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
 end
 return {0, redis.call('PTTL', KEYS[1])}

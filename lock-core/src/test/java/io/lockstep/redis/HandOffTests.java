@@ -77,6 +77,28 @@ class HandOffTests {
 	}
 
 	@Test
+	void anUncontendedPairStaysSixRedisCommandsAfterTheClientHasWaited() throws Exception {
+		try (RedisLockTemplate holder = template(); RedisLockTemplate locks = template()) {
+			// one wait first: from then on the client's callers queue with their first
+			// attempt
+			LockHandle first = holder.acquire("job");
+			CompletableFuture<Inside> warmUp = waitFor(locks, 1);
+			first.close();
+			warmUp.get(5, TimeUnit.SECONDS);
+			int pairs = 100;
+			long before = TestLocks.commandCalls(this.redis);
+			for (int i = 0; i < pairs; i++) {
+				locks.acquire("job").close();
+			}
+			double perPair = (double) (TestLocks.commandCalls(this.redis) - before) / pairs;
+			System.out.printf(
+					"uncontended acquire + release by a client that has waited: %.2f Redis commands per " + "pair%n",
+					perPair);
+			assertThat(perPair).isEqualTo(6.0);
+		}
+	}
+
+	@Test
 	void aReleaseHandsTheLockToTheFirstQueuedWaiterWhoseAcquireThenCompletesWithoutAnotherAttempt() throws Exception {
 		try (RedisLockTemplate holder = template();
 				RedisLockTemplate first = template();

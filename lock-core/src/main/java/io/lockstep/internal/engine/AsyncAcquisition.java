@@ -126,6 +126,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 	private void attempt() {
 		Waiters.Waiter current;
 		String asking;
+		boolean queued;
 		long entryMillis = 0;
 		long sent = System.nanoTime();
 		Waiters.HandOff handOff;
@@ -143,6 +144,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 			this.attempting = true;
 			this.again = false;
 			asking = this.owner;
+			queued = this.queuedSent != 0;
 			long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(this.waitNanos - (sent - this.start));
 			if (current != null && current.isHead() && waitLeftMillis > 0) {
 				// only a key's head waiter queues itself (or marks the key as waited for)
@@ -161,7 +163,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		long entry = entryMillis;
 		CompletableFuture<LockBackend.Attempt> reply;
 		try {
-			reply = this.backend.tryAcquireAsync(this.id, asking, this.grantedMillis, this.maxHoldMillis, entry,
+			reply = this.backend.tryAcquireAsync(this.id, asking, this.grantedMillis, this.maxHoldMillis, entry, queued,
 					this.threads.workers());
 		}
 		catch (RuntimeException ex) {

@@ -33,8 +33,11 @@ public interface LockBackend extends AutoCloseable {
 	 * release notifies, and, where it {@link #handsOff hands off}, queues the owner of a
 	 * one-key lock for a direct hand-off. The queue entry lives {@code entryMillis}
 	 * unless the caller asks again first.
+	 * @param queued whether an earlier attempt of this owner may have queued it: one that
+	 * gets the lock then also leaves the queue (a first attempt has nothing to leave)
 	 */
-	default Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis) {
+	default Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
+			boolean queued) {
 		return tryAcquire(id, owner, leaseMillis, maxHoldMillis);
 	}
 
@@ -79,8 +82,8 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Like {@link #tryAcquire(LockId, String, long, long, long)} without blocking the
-	 * caller: the future completes with the attempt, or exceptionally with a
+	 * Like {@link #tryAcquire(LockId, String, long, long, long, boolean)} without
+	 * blocking the caller: the future completes with the attempt, or exceptionally with a
 	 * {@link io.lockstep.LockException} (bounded by the command timeout, like the
 	 * blocking attempt). It may complete on the storage client's I/O thread: the engine
 	 * moves on to its own threads before running anything else. The default runs the
@@ -89,9 +92,9 @@ public interface LockBackend extends AutoCloseable {
 	 * @param blocking where the default runs the blocking attempt
 	 */
 	default CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, Executor blocking) {
-		return CompletableFuture.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis),
-				blocking);
+			long entryMillis, boolean queued, Executor blocking) {
+		return CompletableFuture
+			.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued), blocking);
 	}
 
 	/**

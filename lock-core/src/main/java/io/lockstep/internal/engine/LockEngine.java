@@ -231,7 +231,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 							? Math.min(waitLeftMillis, QUEUE_ENTRY_MILLIS) : 0;
 					queueFirst = false;
 					try {
-						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis);
+						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis, queuedSent != 0);
 					}
 					catch (LockException ex) {
 						asking = endAsking(asking);
@@ -356,10 +356,10 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	}
 
-	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis) {
+	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
+			boolean queued) {
 		try {
-			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis);
+			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
 		}
 		catch (LockException ex) {
 			// the command may still run later (a lost reply, a replay after reconnect):

@@ -30,6 +30,15 @@ public final class LockCommands implements AutoCloseable {
 
 	public static final RedisScript<List> ACQUIRE = script("acquire");
 
+	/**
+	 * {@code acquire.lua}'s mode for a waiter that queues when the lock is held:
+	 * {@code q} when an earlier attempt of the owner may have queued it (it leaves the
+	 * queue when it gets the lock), {@code n} for its first attempt (nothing to leave).
+	 */
+	public static String queueMode(boolean queued) {
+		return queued ? "q" : "n";
+	}
+
 	public static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
 
 	public static final RedisScript<Long> RELEASE = script("release", Long.class);
