@@ -132,7 +132,35 @@ final class Scenario {
 			left[0] = countKeys(nodes);
 			return left[0] == 0;
 		});
+		if (left[0] != 0) {
+			System.out.println("lock keys left: " + describeKeys(nodes));
+		}
 		return left[0];
+	}
+
+	/** Each lock key left on the running nodes, with its value and remaining lease. */
+	static String describeKeys(List<RedisNode> nodes) {
+		StringBuilder keys = new StringBuilder();
+		for (RedisNode node : nodes) {
+			if (node.isRunning()) {
+				try {
+					@SuppressWarnings("unchecked")
+					List<Object> found = (List<Object>) node.call("KEYS", "lockstep:*");
+					for (Object key : found) {
+						if (!((String) key).endsWith("__fence")) {
+							keys.append(String.format("%n  %s on %d: type %s, pttl %s, %s", key, node.port(),
+									node.call("TYPE", (String) key), node.call("PTTL", (String) key),
+									"string".equals(String.valueOf(node.call("TYPE", (String) key)))
+											? node.call("GET", (String) key) : ""));
+						}
+					}
+				}
+				catch (RuntimeException ex) {
+					// a replica or a node that is still starting
+				}
+			}
+		}
+		return keys.toString();
 	}
 
 	static long countKeys(List<RedisNode> nodes) {
