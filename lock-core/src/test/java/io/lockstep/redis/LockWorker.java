@@ -25,6 +25,13 @@ import io.lockstep.LockHandle;
  */
 public final class LockWorker {
 
+	/**
+	 * The handle a holding worker keeps until it is killed. A handle is the lock's owner:
+	 * one that only a local variable of a parked frame refers to is unreachable, and once
+	 * it is collected the lock is no longer renewed (a leaked handle).
+	 */
+	static volatile LockHandle held;
+
 	private LockWorker() {
 	}
 
@@ -37,8 +44,8 @@ public final class LockWorker {
 				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
 				.build();
 			report("WAITING");
-			LockHandle lock = locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]);
-			report("ACQUIRED " + lock.fencingToken());
+			held = locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]);
+			report("ACQUIRED " + held.fencingToken());
 			while (true) {
 				LockSupport.park();
 			}
@@ -48,8 +55,8 @@ public final class LockWorker {
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
 				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
 				.build();
-			LockHandle lock = locks.acquire(args[2]);
-			report("ACQUIRED " + lock.fencingToken());
+			held = locks.acquire(args[2]);
+			report("ACQUIRED " + held.fencingToken());
 			while (true) {
 				LockSupport.park();
 			}
