@@ -57,6 +57,22 @@ class ClusterLockTests {
 		scenario(fixture.useEmbeddedRedis());
 	}
 
+	@Test
+	void theReplicaCheckIsRefusedOnACluster() {
+		// WAIT answers for the one node it runs on: a check it cannot make is refused,
+		// naming the property (nothing connects before a lock is used)
+		RedisClusterClient client = RedisClusterClient.create(RedisURI.create("127.0.0.1", 1));
+		try {
+			assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> RedisLockTemplate.builder(client).replicaAcknowledgements(1, Duration.ofMillis(100)))
+				.withMessageContaining("lockstep.replication.acknowledgements")
+				.withMessageContaining("not on a Redis Cluster");
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
 	private void scenario(RedisFixture fixture) throws Exception {
 		String version = fixture.redisVersion();
 		boolean sharded = version.matches(".*v=([7-9]|\\d\\d)\\..*");

@@ -14,31 +14,43 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code docs/guarantees.md} links every statement to a test that exists: each linked
- * file exists, each test method a link names ({@code [`Class#method`](path)}) is declared
- * in that file, every statement (a bullet of the guarantees sections) carries such a
- * link, and the README links to the page.
+ * {@code docs/guarantees.md} and {@code docs/topologies.md} link every statement to a
+ * test that exists: each linked file exists, each test method a link names
+ * ({@code [`Class#method`](path)}) is declared in that file, every statement (a bullet of
+ * the sections that make claims) carries such a link, and the README links to both pages.
  */
 class GuaranteesDocTests {
 
 	private static final Path ROOT = Path.of("..");
 
-	private static final Path PAGE = ROOT.resolve("docs/guarantees.md");
-
 	private static final Pattern LINK = Pattern.compile("\\[`?([^\\]`]+)`?\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
-
-	private static final List<String> CLAIM_SECTIONS = List.of("## What Lockstep guarantees",
-			"## What Lockstep does not guarantee", "## Security");
 
 	@Test
 	void everyLinkedTestAndMethodExistsAndEveryStatementLinksATest() throws IOException {
-		String page = Files.readString(PAGE, StandardCharsets.UTF_8);
+		String page = check("docs/guarantees.md",
+				List.of("## What Lockstep guarantees", "## What Lockstep does not guarantee", "## Security"), 20);
+		assertThat(page).contains("## Security");
+	}
+
+	@Test
+	void everyTopologyStatementLinksATestThatExists() throws IOException {
+		check("docs/topologies.md", List.of("## One master", "## Sentinel (a master, its replicas, and Sentinels)",
+				"## Cluster", "## Redlock (independent masters)"), 20);
+	}
+
+	/**
+	 * Checks the links and statements of one page and that the README links to it.
+	 * @return the page
+	 */
+	private static String check(String name, List<String> claimSections, int leastMethods) throws IOException {
+		Path file = ROOT.resolve(name);
+		String page = Files.readString(file, StandardCharsets.UTF_8);
 		List<String> problems = new ArrayList<>();
 		int links = 0;
 		int methods = 0;
 		Matcher link = LINK.matcher(page);
 		while (link.find()) {
-			Path target = PAGE.getParent().resolve(link.group(2)).normalize();
+			Path target = file.getParent().resolve(link.group(2)).normalize();
 			if (!link.group(2).endsWith(".java")) {
 				continue;
 			}
@@ -61,7 +73,8 @@ class GuaranteesDocTests {
 				}
 			}
 		}
-		for (String statement : statements(page)) {
+		List<String> statements = statements(page, claimSections);
+		for (String statement : statements) {
 			Matcher test = LINK.matcher(statement);
 			boolean linksATest = false;
 			while (test.find()) {
@@ -72,23 +85,28 @@ class GuaranteesDocTests {
 				problems.add("a statement without a linked test: " + statement.lines().findFirst().orElse(""));
 			}
 		}
-		System.out.printf("docs/guarantees.md: %d links to test sources, %d naming a test method, %d statements%n",
-				links, methods, statements(page).size());
+		System.out.printf("%s: %d links to test sources, %d naming a test method, %d statements%n", name, links,
+				methods, statements.size());
 		assertThat(problems).isEmpty();
-		assertThat(methods).isGreaterThan(20);
-		assertThat(page).contains("## Security");
-		assertThat(Files.readString(ROOT.resolve("README.md"), StandardCharsets.UTF_8))
-			.contains("(docs/guarantees.md)");
+		assertThat(methods).isGreaterThan(leastMethods);
+		assertThat(sectionsFound(page, claimSections)).as("the sections that make claims, in %s", name)
+			.isEqualTo(claimSections.size());
+		assertThat(Files.readString(ROOT.resolve("README.md"), StandardCharsets.UTF_8)).contains("(" + name + ")");
+		return page;
+	}
+
+	private static long sectionsFound(String page, List<String> sections) {
+		return page.lines().filter((line) -> sections.contains(line.trim())).count();
 	}
 
 	/** The bullets of the sections that make claims, each with its continuation lines. */
-	private static List<String> statements(String page) {
+	private static List<String> statements(String page, List<String> claimSections) {
 		List<String> statements = new ArrayList<>();
 		boolean inClaims = false;
 		StringBuilder current = null;
 		for (String line : page.lines().toList()) {
 			if (line.startsWith("## ")) {
-				inClaims = CLAIM_SECTIONS.contains(line.trim());
+				inClaims = claimSections.contains(line.trim());
 			}
 			boolean bullet = line.startsWith("- ");
 			boolean continuation = line.startsWith("  ") && current != null;
