@@ -7,8 +7,11 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Cluster;
 import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
 
 class ClusterContractTests extends LockContract {
+
+	private List<RedisNode> masters = List.of();
 
 	@Override
 	String topology() {
@@ -16,8 +19,14 @@ class ClusterContractTests extends LockContract {
 	}
 
 	@Override
+	List<RedisNode> masters() {
+		return this.masters;
+	}
+
+	@Override
 	List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) {
 		Cluster cluster = fixture.cluster(3, 0);
+		this.masters = cluster.masters();
 		RedisClusterClient first = RedisClusterClient
 			.create(RedisURI.create("127.0.0.1", cluster.masters().get(0).port()));
 		RedisClusterClient second = RedisClusterClient

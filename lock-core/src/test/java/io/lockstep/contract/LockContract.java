@@ -2,7 +2,10 @@ package io.lockstep.contract;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -10,11 +13,15 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -22,12 +29,14 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The contract every topology keeps, run against real redis-server processes: two clients
  * with four threads each read-modify-write one unsynchronised counter under the lock of
  * one key; there are no overlaps and no lost updates, fencing tokens increase in the
- * order the lock was granted, and a released lock is free at once.
+ * order the lock was granted, and a released lock is free at once; re-entry, multi-key
+ * locks, wake-up by notification and lease loss behave the same on every topology.
  */
 @RedisTest
 abstract class LockContract {
@@ -44,6 +53,9 @@ abstract class LockContract {
 	 * collects what to close afterwards.
 	 */
 	abstract List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) throws Exception;
+
+	/** The masters that store the locks of the templates last returned. */
+	abstract List<RedisNode> masters();
 
 	private long counter;
 
@@ -105,6 +117,106 @@ abstract class LockContract {
 			pool.shutdownNow();
 			for (int i = closer.size() - 1; i >= 0; i--) {
 				closer.get(i).close();
+			}
+		}
+	}
+
+	@Test
+	void reentryMultiKeyLocksWakeUpAndLeaseLossBehaveAlike(RedisFixture fixture) throws Exception {
+		List<AutoCloseable> closer = new ArrayList<>();
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			List<RedisLockTemplate> templates = templates(fixture, closer);
+			RedisLockTemplate first = templates.get(0);
+			RedisLockTemplate second = templates.get(1);
+
+			// re-entry: the same token, and the lock stays taken until the outer close
+			try (LockHandle outer = first.acquire("contract:re")) {
+				try (LockHandle inner = first.acquire("contract:re")) {
+					assertThat(inner.fencingToken()).as("re-entry keeps the fencing token")
+						.isEqualTo(outer.fencingToken());
+				}
+				assertThat(outer.isHeld()).isTrue();
+				assertThat(free(second, "contract:re")).as("taken after the inner close").isFalse();
+			}
+			assertThat(free(second, "contract:re")).as("free after the outer close").isTrue();
+
+			// several keys: all or nothing
+			List<String> keys = List.of("contract:m1", "contract:m2", "contract:m3");
+			try (LockHandle middle = first.acquire("contract:m2")) {
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> second.withWaitTime(Duration.ZERO).acquireAll(keys));
+				assertThat(first.isLocked("contract:m1") || first.isLocked("contract:m3"))
+					.as("keys left taken by a multi-key lock that failed")
+					.isFalse();
+			}
+			try (LockHandle all = second.acquireAll(keys)) {
+				for (String key : keys) {
+					assertThat(free(first, key)).as("%s while the multi-key lock holds it", key).isFalse();
+				}
+			}
+			for (String key : keys) {
+				assertThat(free(first, key)).as("%s after the multi-key lock's release", key).isTrue();
+			}
+
+			// a waiter is woken by the release, not by a re-check (500 ms) or the lease
+			List<Long> gaps = new ArrayList<>();
+			for (int i = 0; i < 9; i++) {
+				String key = "contract:wake:" + i;
+				LockHandle held = first.acquire(key);
+				CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+					try (LockHandle lock = second.withWaitTime(Duration.ofSeconds(10)).acquire(key)) {
+						return System.nanoTime();
+					}
+				}, pool);
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> second.engine().keysWaitedFor() == 1))
+					.as("the second client waits")
+					.isTrue();
+				long released = System.nanoTime();
+				held.close();
+				gaps.add(acquiredAt.get(10, TimeUnit.SECONDS) - released);
+			}
+			Collections.sort(gaps);
+			long median = gaps.get(gaps.size() / 2);
+
+			// lease loss: the key deleted behind the holder's back
+			LockHandle lost = first.acquire("contract:lost");
+			deleteFromOutside("contract:lost");
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lost::verifyHeld);
+			assertThat(lost.isHeld()).as("isHeld() once the loss was found").isFalse();
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lost::close);
+			assertThat(free(second, "contract:lost")).as("free for another client").isTrue();
+
+			System.out.printf(
+					"contract on %s: re-entry, 3-key all-or-nothing, lease loss ok; waiter woken %d us after the "
+							+ "release (median of %d, max %d us)%n",
+					topology(), median / 1_000, gaps.size(), gaps.get(gaps.size() - 1) / 1_000);
+			assertThat(median).as("median wake-up after a release, ns").isLessThan(TimeUnit.MILLISECONDS.toNanos(100));
+		}
+		finally {
+			pool.shutdownNow();
+			for (int i = closer.size() - 1; i >= 0; i--) {
+				closer.get(i).close();
+			}
+		}
+	}
+
+	/** Whether {@code key} is free for {@code locks} now (taken and released at once). */
+	private static boolean free(RedisLockTemplate locks, String key) {
+		Optional<LockHandle> lock = locks.tryAcquire(key);
+		lock.ifPresent(LockHandle::close);
+		return lock.isPresent();
+	}
+
+	/**
+	 * Deletes the Redis keys of {@code key}'s lock on every master, as an operator could.
+	 */
+	private void deleteFromOutside(String key) {
+		for (RedisNode master : masters()) {
+			@SuppressWarnings("unchecked")
+			List<Object> found = (List<Object>) master.call("KEYS", "lockstep:*" + key);
+			for (Object stored : found) {
+				master.call("DEL", (String) stored);
 			}
 		}
 	}

@@ -10,14 +10,22 @@ import io.lockstep.test.RedisNode;
 
 class RedlockContractTests extends LockContract {
 
+	private List<RedisNode> masters = List.of();
+
 	@Override
 	String topology() {
 		return "Redlock on 5 independent masters";
 	}
 
 	@Override
+	List<RedisNode> masters() {
+		return this.masters;
+	}
+
+	@Override
 	List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) {
 		List<RedisNode> masters = fixture.masters(5, "--appendonly", "yes");
+		this.masters = masters;
 		List<RedisURI> uris = masters.stream().map((node) -> RedisURI.create(node.host(), node.port())).toList();
 		RedisLockTemplate a = Redlock.builder(uris).build();
 		RedisLockTemplate b = Redlock.builder(uris).build();

@@ -11,14 +11,22 @@ import io.lockstep.test.Sentinels;
 
 class SentinelContractTests extends LockContract {
 
+	private List<RedisNode> masters = List.of();
+
 	@Override
 	String topology() {
 		return "master + replica + 3 sentinels";
 	}
 
 	@Override
+	List<RedisNode> masters() {
+		return this.masters;
+	}
+
+	@Override
 	List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) {
 		Sentinels sentinels = fixture.sentinels(1, 3);
+		this.masters = List.of(sentinels.master());
 		RedisURI.Builder uri = RedisURI.builder();
 		for (RedisNode sentinel : sentinels.sentinels()) {
 			uri.withSentinel(sentinel.host(), sentinel.port());

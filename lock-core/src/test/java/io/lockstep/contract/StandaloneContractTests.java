@@ -10,14 +10,22 @@ import io.lockstep.test.RedisNode;
 
 class StandaloneContractTests extends LockContract {
 
+	private List<RedisNode> masters = List.of();
+
 	@Override
 	String topology() {
 		return "one standalone master";
 	}
 
 	@Override
+	List<RedisNode> masters() {
+		return this.masters;
+	}
+
+	@Override
 	List<RedisLockTemplate> templates(RedisFixture fixture, List<AutoCloseable> closer) {
 		RedisNode redis = fixture.standalone();
+		this.masters = List.of(redis);
 		RedisClient first = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
 		RedisClient second = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
 		closer.add(first::shutdown);
