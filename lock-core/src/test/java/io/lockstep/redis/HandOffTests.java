@@ -11,12 +11,15 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
+import io.lockstep.ReactiveLockTemplate;
+import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -147,6 +150,40 @@ class HandOffTests {
 			assertThat(scriptsToQueue).as("acquire scripts until the waiter was queued").isEqualTo(1);
 			assertThat(token).isGreaterThan(held.fencingToken());
 		}
+	}
+
+	@Test
+	void aReactiveWaiterWhoseClientHearsHandOffsAlreadyQueuesWithItsFirstAttempt() throws Exception {
+		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
+			ReactiveLockTemplate reactive = ReactiveLocks.of(waiter);
+			// one wait first: the waiter's client subscribes its hand-off channel for
+			// good
+			LockHandle first = holder.acquire("job");
+			CompletableFuture<Long> warmUp = waitReactivelyFor(reactive, 1);
+			first.close();
+			warmUp.get(5, TimeUnit.SECONDS);
+			LockHandle held = holder.acquire("job");
+			long scriptsBefore = TestLocks.commandCalls(this.redis, "evalsha");
+			CompletableFuture<Long> acquired = waitReactivelyFor(reactive, 1);
+			long scriptsToQueue = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
+			held.close();
+			long token = acquired.get(5, TimeUnit.SECONDS);
+			System.out.printf("a reactive waiter alone in its client: %d script(s) until queued; handed token %d%n",
+					scriptsToQueue, token);
+			assertThat(scriptsToQueue).as("acquire scripts until the reactive waiter was queued").isEqualTo(1);
+			assertThat(token).isGreaterThan(held.fencingToken());
+		}
+	}
+
+	/** Subscribes a reactive acquisition of "job" and waits until it is queued there. */
+	private CompletableFuture<Long> waitReactivelyFor(ReactiveLockTemplate locks, int position) {
+		CompletableFuture<Long> acquired = locks
+			.execute("job", (lock) -> Mono.just(lock.fencingToken()).delayElement(Duration.ofMillis(50)))
+			.toFuture();
+		assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == position))
+			.as("reactive waiter %d queued", position)
+			.isTrue();
+		return acquired;
 	}
 
 	@Test

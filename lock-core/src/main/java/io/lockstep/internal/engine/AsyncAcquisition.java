@@ -14,15 +14,17 @@ import io.micrometer.observation.Observation;
 
 /**
  * One acquisition that waits without a thread ({@link LockEngine#acquireAsync}): the
- * blocking loop's protocol, step by step. It asks once by the backend's asynchronous API;
- * while another owner holds the lock it is a {@link Waiters} entry of the blocking key,
- * in arrival order with the blocking waiters; as the key's head it asks again queued for
- * a direct hand-off where the backend hands off (then the hand-off message completes it,
- * without another round trip). It asks again when a release notification or a hand-off
- * signals it, when it becomes the head, and otherwise by a timer bounded by the holder's
- * remaining lease and the periodic re-check (or jittered back-off where notifications are
- * refused), exactly as a parked thread would wake. A failed attempt is "not yet" while
- * the wait lasts (jittered back-off, doubling from 20 ms to 500 ms).
+ * blocking loop's protocol, step by step. It asks once by the backend's asynchronous API
+ * (queued already when it is the key's first local caller and hand-offs reach this
+ * client); while another owner holds the lock it is a {@link Waiters} entry of the
+ * blocking key, in arrival order with the blocking waiters; as the key's head it asks
+ * again queued for a direct hand-off where the backend hands off (then the hand-off
+ * message completes it, without another round trip). It asks again when a release
+ * notification or a hand-off signals it, when it becomes the head, and otherwise by a
+ * timer bounded by the holder's remaining lease and the periodic re-check (or jittered
+ * back-off where notifications are refused), exactly as a parked thread would wake. A
+ * failed attempt is "not yet" while the wait lasts (jittered back-off, doubling from 20
+ * ms to 500 ms).
  *
  * <p>
  * Threads: replies are handled on the engine's worker threads, never on the storage
@@ -78,6 +80,14 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 
 	/** Whether the attempt on its way queues the owner (it is the key's head). */
 	private boolean queueing;
+
+	/**
+	 * The key its first attempt asks for as the key's first local caller
+	 * ({@link Waiters#beginAsking}), until that attempt's reply; else {@code null}.
+	 */
+	private String asking;
+
+	private boolean askedBefore;
 
 	private boolean again;
 
@@ -150,6 +160,13 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 				// only a key's head waiter queues itself (or marks the key as waited for)
 				entryMillis = Math.min(waitLeftMillis, LockEngine.QUEUE_ENTRY_MILLIS);
 			}
+			else if (queuesFirst(current, waitLeftMillis)) {
+				// the key's first local caller, where hand-offs reach this client
+				// already, queues with its first attempt (as the blocking loop does): it
+				// registers after the reply, and a hand-off that came first waits for it
+				entryMillis = Math.min(waitLeftMillis, LockEngine.QUEUE_ENTRY_MILLIS);
+			}
+			this.askedBefore = true;
 			this.queueing = entryMillis > 0;
 		}
 		if (handOff != null) {
@@ -185,8 +202,36 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		}
 	}
 
+	/**
+	 * Whether this first attempt queues: a one-key lock whose backend hands off to this
+	 * client's channel, which it hears already, and no other local caller of the key.
+	 * Under this one's monitor.
+	 */
+	private boolean queuesFirst(Waiters.Waiter current, long waitLeftMillis) {
+		if (current != null || this.askedBefore || this.id.size() != 1 || waitLeftMillis <= 0
+				|| !this.backend.handsOff() || !this.backend.hearsHandOffs(this.id.first())
+				|| !this.waiters.beginAsking(this.id.first())) {
+			return false;
+		}
+		this.asking = this.id.first();
+		return true;
+	}
+
+	/** Ends the first attempt's {@link Waiters#beginAsking}, once. */
+	private void endAsking() {
+		String key;
+		synchronized (this) {
+			key = this.asking;
+			this.asking = null;
+		}
+		if (key != null) {
+			this.waiters.endAsking(key);
+		}
+	}
+
 	/** On a worker thread. */
 	private void replied(LockBackend.Attempt attempt, Throwable failure, long sent, String asking, long entryMillis) {
+		endAsking();
 		if (this.result.isDone()) {
 			// cancelled meanwhile: a grant, a queue entry, or a failed attempt that may
 			// still run, is undone
@@ -236,17 +281,18 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 			}
 		}
 		else {
-			listenThenRetry(current, blocking);
+			listenThenRetry(current, blocking, attempt.holderTtlMillis());
 		}
 	}
 
 	/**
 	 * Waits for releases of another key now: leaves the old one, listens to the new one
 	 * (readying the channel may block: this runs on a worker) and, once notifications
-	 * flow, asks again if it is the key's head, as the blocking loop does; the others
-	 * wait for their turn.
+	 * flow, asks again if it is the key's head and not queued already (a queued owner's
+	 * hand-off comes as a message), as the blocking loop does; the others wait for their
+	 * turn.
 	 */
-	private void listenThenRetry(Waiters.Waiter previous, String key) {
+	private void listenThenRetry(Waiters.Waiter previous, String key, long holderTtlMillis) {
 		if (previous != null) {
 			this.waiters.unregister(previous, false);
 		}
@@ -270,23 +316,32 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 					// records a refusal (then waiters poll); the future is done: no wait
 					this.backend.awaitListening(listening);
 				}
-				if (registration.waiter().isHead()) {
+				Waiters.Waiter registered = registration.waiter();
+				boolean queued;
+				synchronized (this) {
+					queued = this.queuedSent != 0;
+				}
+				if (registered.handOff() != null || (registered.isHead() && !queued)) {
 					attempt();
 				}
 				else {
-					waitForTurn(registration.waiter());
+					waitForTurn(registered, holderTtlMillis);
 				}
 			}, this.threads.workers());
 	}
 
-	/** Not the head: until a release, a promotion or the end of the wait. */
-	private void waitForTurn(Waiters.Waiter current) {
+	/**
+	 * Not the head, or queued already: until a release, a promotion, a hand-off or the
+	 * end of the wait (re-checked by the holder's remaining lease, when known, as the
+	 * head).
+	 */
+	private void waitForTurn(Waiters.Waiter current, long holderTtlMillis) {
 		synchronized (this) {
 			if (this.finished || this.attempting || this.timer != null || current.handOff() != null) {
 				return;
 			}
 			this.timer = this.threads.schedule(this::submit,
-					current.waitNanos(this.waitNanos - (System.nanoTime() - this.start), -1));
+					current.waitNanos(this.waitNanos - (System.nanoTime() - this.start), holderTtlMillis));
 		}
 	}
 
@@ -381,6 +436,7 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 					&& (this.queuedSent != 0 || this.queueing || (current != null && current.handOff() != null));
 			leaving = this.owner;
 		}
+		endAsking();
 		if (current != null) {
 			this.waiters.unregister(current, acquired);
 		}

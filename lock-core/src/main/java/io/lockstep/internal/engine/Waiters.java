@@ -349,13 +349,15 @@ final class Waiters {
 	 * ({@link LockBackend#prepareListening()}, on a thread that may block) and tries to
 	 * acquire once more when {@code listening} completes. It leaves by
 	 * {@link #unregister}; a signal after {@link Wakeable#signalled()} needs
-	 * {@link Waiter#rearm()}.
+	 * {@link Waiter#rearm()}. A hand-off to the owner that came before this registration
+	 * is the waiter's ({@link Waiter#handOff()}).
 	 */
 	AsyncRegistration registerAsync(String key, String owner, boolean handOff, Wakeable wakeable) {
 		Waiter waiter = new Waiter(key, owner, handOff, wakeable);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
+			claim(waiter);
 		}
 		return new AsyncRegistration(waiter, (listening != null) ? listening : CompletableFuture.completedFuture(null));
 	}

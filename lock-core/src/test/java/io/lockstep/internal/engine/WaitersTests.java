@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The local bookkeeping of {@link Waiters} that needs no storage: a hand-off told before
  * its waiter registered (a caller that queued with its first attempt registers after the
- * reply) is the waiter's once it registers, and only that owner's.
+ * reply) is the waiter's once it registers, blocking or asynchronous, and only that
+ * owner's.
  */
 class WaitersTests {
 
@@ -45,6 +46,25 @@ class WaitersTests {
 		assertThat(this.waiters.register("lockstep:job", "owner-2", true).handOff()).isNull();
 		assertThat(this.waiters.register("lockstep:other", "owner-1", true).handOff()).isNull();
 		assertThat(this.waiters.register("lockstep:job", "owner-1", true).handOff()).isNotNull();
+	}
+
+	@Test
+	void aHandOffThatCameBeforeAnAsynchronousWaiterRegisteredIsItsOwn() {
+		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
+		Waiters.Wakeable nothing = new Waiters.Wakeable() {
+
+			@Override
+			public void signalled() {
+			}
+
+			@Override
+			public void promoted() {
+			}
+
+		};
+		assertThat(this.waiters.registerAsync("lockstep:job", "owner-2", true, nothing).waiter().handOff()).isNull();
+		assertThat(this.waiters.registerAsync("lockstep:job", "owner-1", true, nothing).waiter().handOff())
+			.isEqualTo(new Waiters.HandOff(42, 30_000));
 	}
 
 	@Test
