@@ -115,10 +115,11 @@ final class ClusterBackend implements LockBackend {
 	 * queues itself for a hand-off.
 	 */
 	private List<String> acquireArgs(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
+			long handOffMillis, boolean queued) {
 		if (id.size() == 1 && entryMillis > 0) {
 			return List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
-					LockCommands.queueMode(queued), Long.toString(entryMillis), handOffChannel(id.first()));
+					LockCommands.queueMode(queued), Long.toString(entryMillis), handOffChannel(id.first()),
+					Long.toString(handOffMillis));
 		}
 		return List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
 	}
@@ -165,12 +166,12 @@ final class ClusterBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, false);
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false);
 	}
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
+			long handOffMillis, boolean queued) {
 		String publishCommand = publishCommand();
 		long[] fences = new long[id.size()];
 		List<List<String>> acquired = new ArrayList<>();
@@ -180,7 +181,8 @@ final class ClusterBackend implements LockBackend {
 				group.getValue().forEach((index) -> keys.add(stored(id.keys().get(index))));
 				List<String> scriptKeys = new ArrayList<>(keys);
 				keys.forEach((key) -> scriptKeys.add(fenceKey(group.getKey())));
-				List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
+				List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis,
+						queued);
 				scriptKeys.addAll(queues(id, entryMillis));
 				List<Long> reply = this.commands.eval(
 						(keys.size() == 1) ? LockCommands.ACQUIRE : LockCommands.ACQUIRE_ALL, scriptKeys, args,
@@ -210,13 +212,13 @@ final class ClusterBackend implements LockBackend {
 	 */
 	@Override
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, boolean queued, Executor blocking) {
+			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
 		String publishCommand = this.publish;
 		if (publishCommand == null) {
-			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued,
-					blocking);
+			return LockBackend.super.tryAcquireAsync(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis,
+					queued, blocking);
 		}
-		List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
+		List<String> args = acquireArgs(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
 		List<String> queueKeys = queues(id, entryMillis);
 		SlotAttempt attempt = new SlotAttempt(id, owner, args, queueKeys, publishCommand,
 				new ArrayList<>(bySlot(id.keys()).entrySet()));

@@ -63,7 +63,7 @@ final class LocalBackend implements LockBackend {
 	/** Completed at once: the attempt never blocks on anything but the map's monitor. */
 	@Override
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, boolean queued, Executor blocking) {
+			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
 		return CompletableFuture.completedFuture(tryAcquire(id, owner, leaseMillis, maxHoldMillis));
 	}
 

@@ -63,13 +63,13 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, false);
+		return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false);
 	}
 
 	@Override
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
-		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
+			long handOffMillis, boolean queued) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
 		return attempt(id, owner, this.commands.eval(call.script(), call.keys(), call.args(), call.what()));
 	}
 
@@ -82,7 +82,7 @@ final class RedisBackend implements LockBackend {
 	 * queues itself for a hand-off (or only marks the key, with the replica check).
 	 */
 	private Call acquireCall(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
+			long handOffMillis, boolean queued) {
 		List<String> keys = new ArrayList<>(id.keys());
 		id.keys().forEach((key) -> keys.add(this.fenceKey));
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis));
@@ -93,7 +93,8 @@ final class RedisBackend implements LockBackend {
 			keys.add(queueKey(id.first()));
 			keys.add(tableKey(id.first()));
 			args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
-					handsOff() ? LockCommands.queueMode(queued) : "w", Long.toString(entryMillis), this.handOffChannel);
+					handsOff() ? LockCommands.queueMode(queued) : "w", Long.toString(entryMillis), this.handOffChannel,
+					Long.toString(handOffMillis));
 		}
 		return new Call(LockCommands.ACQUIRE, keys, args, "acquire '" + id.first() + "'");
 	}
@@ -104,8 +105,8 @@ final class RedisBackend implements LockBackend {
 	 */
 	@Override
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, boolean queued, Executor blocking) {
-		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
+			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
+		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
 		CompletableFuture<List<Long>> reply = this.commands.evalBounded(call.script(), call.keys(), call.args(),
 				call.what());
 		if (this.replicaAcks == 0) {

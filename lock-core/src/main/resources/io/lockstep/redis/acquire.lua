@@ -16,6 +16,9 @@
 -- ARGV[5]  with 'q' or 'n': how long the queue entry lives, in ms, unless the waiter asks again
 --          first (a waiter that vanished is skipped once its entry expires)
 -- ARGV[6]  with 'q' or 'n': the channel on which the waiter's client hears its hand-offs
+-- ARGV[7]  optional, with 'q' or 'n': the lease a hand-off grants the waiter, in ms (default
+--          ARGV[2]; shorter for a lease the waiter's watchdog extends, so that a waiter that
+--          vanished after it queued holds the lock up only that long)
 -- Returns  {1, fence}  acquired; also when the key already holds this owner token (a retried
 --                      acquire, or a waiter the lock was handed to), in which case the lease is
 --                      refreshed (within the cap) and the token it was granted with returned
@@ -65,7 +68,8 @@ local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
 if queues and KEYS[4] then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[6]
+  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. (ARGV[7] or ARGV[2]) .. ':' .. ARGV[3]
+    .. ':' .. ARGV[6]
   if redis.call('HSET', KEYS[4], ARGV[1], entry) == 1 then
     redis.call('RPUSH', KEYS[3], ARGV[1])
   end

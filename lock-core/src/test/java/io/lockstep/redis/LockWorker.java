@@ -20,7 +20,9 @@ import io.lockstep.LockHandle;
  * {@code ACQUIRED <fencingToken>} and parks until killed;</li>
  * <li>{@code wait <lockPort> <key> <leaseMillis>}: prints {@code WAITING}, waits (up to 2
  * minutes) for the lock with a fixed lease, prints {@code ACQUIRED <fencingToken>} and
- * parks until killed.</li>
+ * parks until killed;</li>
+ * <li>{@code wait-renewed <lockPort> <key> <leaseMillis>}: the same with a watchdog lease
+ * (renewed while held).</li>
  * </ul>
  */
 public final class LockWorker {
@@ -37,14 +39,16 @@ public final class LockWorker {
 
 	public static void main(String[] args) throws Exception {
 		RedisClient lockClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[1])));
-		if (args[0].equals("wait")) {
+		if (args[0].equals("wait") || args[0].equals("wait-renewed")) {
 			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
 				.waitTime(Duration.ofMinutes(2))
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
-				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
+				.commandTimeout(Duration.ofMillis(Math.min(2_000, Long.parseLong(args[3]) / 4)))
 				.build();
 			report("WAITING");
-			held = locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]);
+			held = args[0].equals("wait")
+					? locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2])
+					: locks.acquire(args[2]);
 			report("ACQUIRED " + held.fencingToken());
 			while (true) {
 				LockSupport.park();

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.internal.engine.LockEngine;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -70,6 +71,37 @@ class QueueFaultTests {
 			assertThat(waitedMillis).as("held up by the dead waiter's lease at most, plus one re-check")
 				.isLessThan(1000 + 1500);
 			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+		}
+	}
+
+	@Test
+	void aQueuedWaiterWithAWatchdogLeaseWhoseJvmIsKilledHoldsUpTheNextOnlyForTheShortHandOffGrant(RedisFixture fixture)
+			throws Exception {
+		RedisNode redis = fixture.standalone();
+		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(30));
+				RedisLockTemplate next = template(redis, Duration.ofSeconds(30));
+				WorkerJvm worker = TestLocks.worker("wait-renewed", Integer.toString(redis.port()), "job", "30000")) {
+			LockHandle held = holder.acquire("job");
+			worker.await("WAITING", Duration.ofSeconds(30));
+			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
+			CompletableFuture<Long> nextInside = CompletableFuture.supplyAsync(() -> {
+				try (LockHandle lock = next.acquire("job")) {
+					return System.nanoTime();
+				}
+			});
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 2)).isTrue();
+			worker.kill(); // SIGKILL while its queue entry is still live
+			long released = System.nanoTime();
+			held.close(); // hands the lock to the dead waiter, whose watchdog lease is 30
+							// s
+			long pttl = (Long) redis.call("PTTL", "lockstep:job");
+			long waitedMillis = (nextInside.get(20, TimeUnit.SECONDS) - released) / 1_000_000;
+			System.out
+				.printf("queued waiter JVM SIGKILLed (watchdog lease 30 s): handed off for %d ms, the next waiter "
+						+ "was inside %d ms after the release%n", pttl, waitedMillis);
+			assertThat(pttl).as("the hand-off's grant, ms").isBetween(1L, LockEngine.HAND_OFF_GRANT_MILLIS);
+			assertThat(waitedMillis).as("held up by the short hand-off grant at most, plus one re-check")
+				.isLessThan(LockEngine.HAND_OFF_GRANT_MILLIS + 1500);
 		}
 	}
 

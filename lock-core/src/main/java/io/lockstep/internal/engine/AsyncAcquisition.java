@@ -180,8 +180,8 @@ final class AsyncAcquisition implements Waiters.Wakeable {
 		long entry = entryMillis;
 		CompletableFuture<LockBackend.Attempt> reply;
 		try {
-			reply = this.backend.tryAcquireAsync(this.id, asking, this.grantedMillis, this.maxHoldMillis, entry, queued,
-					this.threads.workers());
+			reply = this.backend.tryAcquireAsync(this.id, asking, this.grantedMillis, this.maxHoldMillis, entry,
+					LockEngine.handOffMillis(this.grantedMillis, this.renewed), queued, this.threads.workers());
 		}
 		catch (RuntimeException ex) {
 			reply = CompletableFuture.failedFuture(ex);

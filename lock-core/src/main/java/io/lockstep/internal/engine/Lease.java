@@ -97,6 +97,12 @@ final class Lease {
 	private volatile boolean capped;
 
 	/**
+	 * From the last renewal sent to the next: a third of the lease; a third of a shorter
+	 * first grant that the cap did not set (a hand-off's), until a renewal is confirmed.
+	 */
+	private volatile long renewalPeriodNanos;
+
+	/**
 	 * @param minHoldNanos how long after acquisition the keys stay taken when released
 	 * earlier, or 0
 	 * @param sentNanos when the acquire that granted the lease was sent
@@ -125,7 +131,9 @@ final class Lease {
 		this.drift = drift;
 		this.lastRenewSentNanos = sentNanos;
 		this.deadlineNanos = sentNanos + grantedNanos - drift.applyAsLong(grantedNanos);
-		this.capped = grantedNanos < leaseNanos;
+		boolean capSetIt = capNanos != Long.MAX_VALUE && capNanos - sentNanos <= grantedNanos;
+		this.capped = grantedNanos < leaseNanos && capSetIt;
+		this.renewalPeriodNanos = ((grantedNanos < leaseNanos && !capSetIt) ? grantedNanos : leaseNanos) / 3;
 	}
 
 	LockId id() {
@@ -244,6 +252,11 @@ final class Lease {
 		return this.renewalError;
 	}
 
+	/** From the last renewal sent to the next one. */
+	long renewalPeriodNanos() {
+		return this.renewalPeriodNanos;
+	}
+
 	/** Whether the max-hold cap limited the latest grant: the lease ends by the cap. */
 	boolean capped() {
 		return this.capped;
@@ -265,6 +278,7 @@ final class Lease {
 	void renewConfirmed(long sentNanos, long grantedNanos) {
 		this.renewing = false;
 		this.renewalError = null;
+		this.renewalPeriodNanos = this.leaseNanos / 3;
 		if (state() == State.HELD) {
 			this.deadlineNanos = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
 		}

@@ -33,11 +33,14 @@ public interface LockBackend extends AutoCloseable {
 	 * release notifies, and, where it {@link #handsOff hands off}, queues the owner of a
 	 * one-key lock for a direct hand-off. The queue entry lives {@code entryMillis}
 	 * unless the caller asks again first.
+	 * @param handOffMillis the lease a hand-off to the queued owner grants (at most
+	 * {@code leaseMillis}; shorter for a lease its watchdog extends, so that a waiter
+	 * that vanished holds the lock up only that long)
 	 * @param queued whether an earlier attempt of this owner may have queued it: one that
 	 * gets the lock then also leaves the queue (a first attempt has nothing to leave)
 	 */
 	default Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
+			long handOffMillis, boolean queued) {
 		return tryAcquire(id, owner, leaseMillis, maxHoldMillis);
 	}
 
@@ -82,7 +85,7 @@ public interface LockBackend extends AutoCloseable {
 	}
 
 	/**
-	 * Like {@link #tryAcquire(LockId, String, long, long, long, boolean)} without
+	 * Like {@link #tryAcquire(LockId, String, long, long, long, long, boolean)} without
 	 * blocking the caller: the future completes with the attempt, or exceptionally with a
 	 * {@link io.lockstep.LockException} (bounded by the command timeout, like the
 	 * blocking attempt). It may complete on the storage client's I/O thread: the engine
@@ -92,9 +95,9 @@ public interface LockBackend extends AutoCloseable {
 	 * @param blocking where the default runs the blocking attempt
 	 */
 	default CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, boolean queued, Executor blocking) {
-		return CompletableFuture
-			.supplyAsync(() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued), blocking);
+			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
+		return CompletableFuture.supplyAsync(
+				() -> tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued), blocking);
 	}
 
 	/**

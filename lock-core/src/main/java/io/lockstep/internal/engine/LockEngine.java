@@ -59,6 +59,13 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	 */
 	static final long QUEUE_ENTRY_MILLIS = 2000;
 
+	/**
+	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
+	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
+	 * after it queued holds the lock up no longer than this.
+	 */
+	public static final long HAND_OFF_GRANT_MILLIS = 5000;
+
 	private final LockBackend backend;
 
 	private final String keyPrefix;
@@ -231,7 +238,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 							? Math.min(waitLeftMillis, QUEUE_ENTRY_MILLIS) : 0;
 					queueFirst = false;
 					try {
-						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis, queuedSent != 0);
+						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis,
+								handOffMillis(grantedMillis, renewed), queuedSent != 0);
 					}
 					catch (LockException ex) {
 						asking = endAsking(asking);
@@ -357,9 +365,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	}
 
 	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			boolean queued) {
+			long handOffMillis, boolean queued) {
 		try {
-			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, queued);
+			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
 		}
 		catch (LockException ex) {
 			// the command may still run later (a lost reply, a replay after reconnect):
@@ -382,6 +390,15 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	/** The lease an acquire asks for: the lease, capped by max-hold, in ms. */
 	long grantedMillis(long leaseNanos) {
 		return Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, this.maxHoldNanos)));
+	}
+
+	/**
+	 * The lease a hand-off grants a queued owner, in ms: its whole lease when that is
+	 * fixed; at most {@link #HAND_OFF_GRANT_MILLIS} when its watchdog extends it (a
+	 * {@link Lease} renews such a short first grant early).
+	 */
+	static long handOffMillis(long grantedMillis, boolean renewed) {
+		return renewed ? Math.min(grantedMillis, HAND_OFF_GRANT_MILLIS) : grantedMillis;
 	}
 
 	/** The max-hold cap an acquire sends, in ms, or 0 for none. */

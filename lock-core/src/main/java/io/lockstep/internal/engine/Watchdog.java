@@ -198,7 +198,7 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	private static long nextRenewal(Lease lease) {
-		return lease.lastRenewSentNanos() + lease.leaseNanos() / 3;
+		return lease.lastRenewSentNanos() + lease.renewalPeriodNanos();
 	}
 
 	private String expiryReason(Lease lease, long now) {
