@@ -49,38 +49,37 @@ class QueueFaultTests {
 
 	@Test
 	void aQueuedWaiterWhoseJvmIsKilledHoldsUpTheNextAtMostItsLease(RedisFixture fixture) throws Exception {
-		RedisNode redis = fixture.standalone();
-		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(30));
-				RedisLockTemplate next = template(redis, Duration.ofSeconds(30));
-				WorkerJvm worker = TestLocks.worker("wait", Integer.toString(redis.port()), "job", "1000")) {
-			LockHandle held = holder.acquire("job");
-			worker.await("WAITING", Duration.ofSeconds(30));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
-			CompletableFuture<Long> nextInside = CompletableFuture.supplyAsync(() -> {
-				try (LockHandle lock = next.acquire("job")) {
-					return System.nanoTime();
-				}
-			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 2)).isTrue();
-			worker.kill(); // SIGKILL while its queue entry is still live
-			long released = System.nanoTime();
-			held.close(); // hands the lock to the dead waiter, for its 1 s lease
-			long waitedMillis = (nextInside.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
-			System.out.printf("queued waiter JVM SIGKILLed: the next waiter was inside %d ms after the release "
-					+ "(the dead waiter's lease: 1000 ms)%n", waitedMillis);
-			assertThat(waitedMillis).as("held up by the dead waiter's lease at most, plus one re-check")
-				.isLessThan(1000 + 1500);
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
-		}
+		// a fixed lease is handed off whole
+		long[] handedOff = deadQueuedWaiter(fixture.standalone(), "wait", 1000);
+		System.out.printf("queued waiter JVM SIGKILLed (fixed lease 1000 ms): handed off for %d ms, the next waiter "
+				+ "was inside %d ms after the release%n", handedOff[0], handedOff[1]);
+		assertThat(handedOff[1]).as("held up by the dead waiter's lease at most, plus one re-check")
+			.isLessThan(1000 + 1500);
 	}
 
 	@Test
 	void aQueuedWaiterWithAWatchdogLeaseWhoseJvmIsKilledHoldsUpTheNextOnlyForTheShortHandOffGrant(RedisFixture fixture)
 			throws Exception {
-		RedisNode redis = fixture.standalone();
+		long[] handedOff = deadQueuedWaiter(fixture.standalone(), "wait-renewed", 30_000);
+		System.out.printf("queued waiter JVM SIGKILLed (watchdog lease 30 s): handed off for %d ms, the next waiter "
+				+ "was inside %d ms after the release%n", handedOff[0], handedOff[1]);
+		assertThat(handedOff[0]).as("the hand-off's grant, ms").isBetween(1L, LockEngine.HAND_OFF_GRANT_MILLIS);
+		assertThat(handedOff[1]).as("held up by the short hand-off grant at most, plus one re-check")
+			.isLessThan(LockEngine.HAND_OFF_GRANT_MILLIS + 1500);
+	}
+
+	/**
+	 * A worker JVM queues for "job" ({@link LockWorker}'s {@code mode}, with its lease),
+	 * then a second waiter; the worker is SIGKILLed while its queue entry is live, and
+	 * the holder releases, which hands the lock to the dead waiter.
+	 * @return the lease of that hand-off (PTTL right after the release), and how long the
+	 * second waiter then waited, in ms
+	 */
+	private long[] deadQueuedWaiter(RedisNode redis, String mode, long leaseMillis) throws Exception {
 		try (RedisLockTemplate holder = template(redis, Duration.ofSeconds(30));
 				RedisLockTemplate next = template(redis, Duration.ofSeconds(30));
-				WorkerJvm worker = TestLocks.worker("wait-renewed", Integer.toString(redis.port()), "job", "30000")) {
+				WorkerJvm worker = TestLocks.worker(mode, Integer.toString(redis.port()), "job",
+						Long.toString(leaseMillis))) {
 			LockHandle held = holder.acquire("job");
 			worker.await("WAITING", Duration.ofSeconds(30));
 			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
@@ -92,16 +91,11 @@ class QueueFaultTests {
 			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 2)).isTrue();
 			worker.kill(); // SIGKILL while its queue entry is still live
 			long released = System.nanoTime();
-			held.close(); // hands the lock to the dead waiter, whose watchdog lease is 30
-							// s
+			held.close(); // hands the lock to the dead waiter
 			long pttl = (Long) redis.call("PTTL", "lockstep:job");
 			long waitedMillis = (nextInside.get(20, TimeUnit.SECONDS) - released) / 1_000_000;
-			System.out
-				.printf("queued waiter JVM SIGKILLed (watchdog lease 30 s): handed off for %d ms, the next waiter "
-						+ "was inside %d ms after the release%n", pttl, waitedMillis);
-			assertThat(pttl).as("the hand-off's grant, ms").isBetween(1L, LockEngine.HAND_OFF_GRANT_MILLIS);
-			assertThat(waitedMillis).as("held up by the short hand-off grant at most, plus one re-check")
-				.isLessThan(LockEngine.HAND_OFF_GRANT_MILLIS + 1500);
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+			return new long[] { pttl, waitedMillis };
 		}
 	}
 
