@@ -131,7 +131,9 @@ final class Lease {
 		this.drift = drift;
 		this.lastRenewSentNanos = sentNanos;
 		this.deadlineNanos = sentNanos + grantedNanos - drift.applyAsLong(grantedNanos);
-		boolean capSetIt = capNanos != Long.MAX_VALUE && capNanos - sentNanos <= grantedNanos;
+		// the grant is whole milliseconds: a cap within one of it set it
+		boolean capSetIt = capNanos != Long.MAX_VALUE
+				&& capNanos - sentNanos - grantedNanos < TimeUnit.MILLISECONDS.toNanos(1);
 		this.capped = grantedNanos < leaseNanos && capSetIt;
 		this.renewalPeriodNanos = ((grantedNanos < leaseNanos && !capSetIt) ? grantedNanos : leaseNanos) / 3;
 	}
