@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockAcquisitionException;
@@ -134,23 +135,33 @@ class HandOffTests {
 	@Test
 	void aWaiterWhoseClientHearsHandOffsAlreadyQueuesWithItsFirstAttempt() throws Exception {
 		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
-			// one wait first: the waiter's client subscribes its hand-off channel for
-			// good
-			LockHandle first = holder.acquire("job");
-			CompletableFuture<Inside> warmUp = waitFor(waiter, 1);
-			first.close();
-			warmUp.get(5, TimeUnit.SECONDS);
-			LockHandle held = holder.acquire("job");
-			long scriptsBefore = TestLocks.commandCalls(this.redis, "evalsha");
-			CompletableFuture<Inside> acquired = waitFor(waiter, 1);
-			long scriptsToQueue = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
-			held.close();
-			long token = acquired.get(5, TimeUnit.SECONDS).token();
-			System.out.printf("a waiter alone in its client: %d script(s) until queued; handed token %d%n",
-					scriptsToQueue, token);
+			long scriptsToQueue = scriptsUntilQueued(holder, () -> waitFor(waiter, 1).thenApply(Inside::token));
+			System.out.printf("a waiter alone in its client: %d script(s) until queued%n", scriptsToQueue);
 			assertThat(scriptsToQueue).as("acquire scripts until the waiter was queued").isEqualTo(1);
-			assertThat(token).isGreaterThan(held.fencingToken());
 		}
+	}
+
+	/**
+	 * Once the waiting client heard one hand-off (its channel is subscribed for good),
+	 * the acquire scripts a lone waiter of it runs until it is queued behind a holder;
+	 * the lock is then handed to it with a higher fencing token.
+	 * @param waiter starts a waiter for "job" of the second client and returns once it is
+	 * queued; completes with its fencing token
+	 */
+	private long scriptsUntilQueued(RedisLockTemplate holder, Supplier<CompletableFuture<Long>> waiter)
+			throws Exception {
+		LockHandle first = holder.acquire("job");
+		CompletableFuture<Long> warmUp = waiter.get();
+		first.close();
+		warmUp.get(5, TimeUnit.SECONDS);
+		LockHandle held = holder.acquire("job");
+		long scriptsBefore = TestLocks.commandCalls(this.redis, "evalsha");
+		CompletableFuture<Long> acquired = waiter.get();
+		long scriptsToQueue = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
+		held.close();
+		assertThat(acquired.get(5, TimeUnit.SECONDS)).as("the token handed to the waiter")
+			.isGreaterThan(held.fencingToken());
+		return scriptsToQueue;
 	}
 
 	@Test
@@ -182,22 +193,9 @@ class HandOffTests {
 	void aReactiveWaiterWhoseClientHearsHandOffsAlreadyQueuesWithItsFirstAttempt() throws Exception {
 		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
 			ReactiveLockTemplate reactive = ReactiveLocks.of(waiter);
-			// one wait first: the waiter's client subscribes its hand-off channel for
-			// good
-			LockHandle first = holder.acquire("job");
-			CompletableFuture<Long> warmUp = waitReactivelyFor(reactive, 1);
-			first.close();
-			warmUp.get(5, TimeUnit.SECONDS);
-			LockHandle held = holder.acquire("job");
-			long scriptsBefore = TestLocks.commandCalls(this.redis, "evalsha");
-			CompletableFuture<Long> acquired = waitReactivelyFor(reactive, 1);
-			long scriptsToQueue = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
-			held.close();
-			long token = acquired.get(5, TimeUnit.SECONDS);
-			System.out.printf("a reactive waiter alone in its client: %d script(s) until queued; handed token %d%n",
-					scriptsToQueue, token);
+			long scriptsToQueue = scriptsUntilQueued(holder, () -> waitReactivelyFor(reactive, 1));
+			System.out.printf("a reactive waiter alone in its client: %d script(s) until queued%n", scriptsToQueue);
 			assertThat(scriptsToQueue).as("acquire scripts until the reactive waiter was queued").isEqualTo(1);
-			assertThat(token).isGreaterThan(held.fencingToken());
 		}
 	}
 
