@@ -248,6 +248,15 @@ class AclTests {
 		try (RedisLockTemplate locks = TestLocks.builder(client).build()) {
 			LockException failure = org.assertj.core.api.Assertions.catchThrowableOfType(LockException.class,
 					() -> locks.tryAcquire("auth"));
+			if (failure.getMessage().contains("Connection closed prematurely")) {
+				// Lettuce (7.5) sometimes completes a refused handshake from the closing
+				// channel, without Redis's reason (seen once in about ten CI runs); the
+				// next
+				// attempt connects again
+				System.out.printf("wrong password, first attempt: '%s'%n", failure.getMessage());
+				failure = org.assertj.core.api.Assertions.catchThrowableOfType(LockException.class,
+						() -> locks.tryAcquire("auth"));
+			}
 			StringBuilder chain = new StringBuilder();
 			for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 				chain.append(cause).append('\n');
