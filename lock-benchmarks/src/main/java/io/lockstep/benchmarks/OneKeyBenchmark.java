@@ -29,4 +29,28 @@ public abstract class OneKeyBenchmark extends LockBenchmark {
 		this.handOffs.report(record);
 	}
 
+	/**
+	 * Acquires {@code key}, counts the acquisition and its hand-off, runs {@code inside}
+	 * while the lock is held (checking exclusion) and releases.
+	 */
+	final void holdOnce(Slot slot, String key, Runnable inside) {
+		Contender.Held held = client(slot).acquire(key);
+		try {
+			long entered = System.nanoTime();
+			this.occupancy.enter(0);
+			try {
+				this.handOffs.entered(slot.index, entered, this.measuring);
+				acquired(slot);
+				inside.run();
+			}
+			finally {
+				this.occupancy.exit(0);
+				this.handOffs.releasing();
+			}
+		}
+		finally {
+			held.release();
+		}
+	}
+
 }

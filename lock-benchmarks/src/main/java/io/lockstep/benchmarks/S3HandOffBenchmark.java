@@ -40,23 +40,7 @@ public class S3HandOffBenchmark extends OneKeyBenchmark {
 		if (!awaitAnotherHolder(slot, control)) {
 			return;
 		}
-		Contender.Held held = client(slot).acquire(KEY);
-		try {
-			long inside = System.nanoTime();
-			this.occupancy.enter(0);
-			try {
-				this.handOffs.entered(slot.index, inside, this.measuring);
-				acquired(slot);
-				nextTurn(slot);
-			}
-			finally {
-				this.occupancy.exit(0);
-				this.handOffs.releasing();
-			}
-		}
-		finally {
-			held.release();
-		}
+		holdOnce(slot, KEY, () -> nextTurn(slot));
 	}
 
 	/**

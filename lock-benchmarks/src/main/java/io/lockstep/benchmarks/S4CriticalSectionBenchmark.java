@@ -34,23 +34,7 @@ public class S4CriticalSectionBenchmark extends OneKeyBenchmark {
 
 	@Benchmark
 	public void section(Slot slot) {
-		Contender.Held held = client(slot).acquire(KEY);
-		try {
-			long inside = System.nanoTime();
-			this.occupancy.enter(0);
-			try {
-				this.handOffs.entered(slot.index, inside, this.measuring);
-				acquired(slot);
-				CriticalSection.spend(SECTION_NANOS);
-			}
-			finally {
-				this.occupancy.exit(0);
-				this.handOffs.releasing();
-			}
-		}
-		finally {
-			held.release();
-		}
+		holdOnce(slot, KEY, () -> CriticalSection.spend(SECTION_NANOS));
 	}
 
 }
