@@ -394,7 +394,7 @@ final class Waiters {
 				return;
 			}
 			if (!acquired && waiter.woken) {
-				signalFirst(queue);
+				signalFirst(queue, false);
 			}
 			else if (wasHead) {
 				queue.peekFirst().promote();
@@ -528,18 +528,18 @@ final class Waiters {
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
-				for (Waiter waiter : queue) {
-					if (!(handOffsHeard && waiter.handOffs) && waiter.signal()) {
-						return;
-					}
-				}
+				signalFirst(queue, handOffsHeard);
 			}
 		}
 	}
 
-	private static void signalFirst(ArrayDeque<Waiter> queue) {
+	/**
+	 * Signals the longest-waiting waiter not yet woken, passing over those a hand-off
+	 * tells when {@code exceptHandOffWaiters}.
+	 */
+	private static void signalFirst(ArrayDeque<Waiter> queue, boolean exceptHandOffWaiters) {
 		for (Waiter waiter : queue) {
-			if (waiter.signal()) {
+			if (!(exceptHandOffWaiters && waiter.handOffs) && waiter.signal()) {
 				return;
 			}
 		}
