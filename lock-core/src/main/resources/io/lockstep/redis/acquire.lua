@@ -23,10 +23,11 @@
 --                      acquire, or a waiter the lock was handed to), in which case the lease is
 --                      refreshed (within the cap) and the token it was granted with returned
 --          {0, pttl}   held by another owner; pttl = its remaining lease in ms
--- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes
--- from INCR, so it is strictly increasing for every key served by the counter; a counter that is missing (a new or
--- restarted Redis without persistence) restarts at the server time in microseconds, above every
--- token issued before as long as fewer than a million were issued per second.
+-- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
+-- INCR, so it is strictly increasing for every key served by the counter; a counter that is
+-- missing (a new or restarted Redis without persistence) restarts at the server time in
+-- microseconds, above every token issued before as long as fewer than a million were issued per
+-- second.
 -- a queued waiter that gets the lock leaves the queue
 local function leaveQueue()
   if KEYS[4] and ARGV[4] == 'q' and redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then

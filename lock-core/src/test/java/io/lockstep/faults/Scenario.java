@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
 import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
@@ -140,44 +141,39 @@ final class Scenario {
 
 	/** Each lock key left on the running nodes, with its value and remaining lease. */
 	static String describeKeys(List<RedisNode> nodes) {
-		StringBuilder keys = new StringBuilder();
-		for (RedisNode node : nodes) {
-			if (node.isRunning()) {
-				try {
-					@SuppressWarnings("unchecked")
-					List<Object> found = (List<Object>) node.call("KEYS", "lockstep:*");
-					for (Object key : found) {
-						if (!((String) key).endsWith("__fence")) {
-							keys.append(String.format("%n  %s on %d: type %s, pttl %s, %s", key, node.port(),
-									node.call("TYPE", (String) key), node.call("PTTL", (String) key),
-									"string".equals(String.valueOf(node.call("TYPE", (String) key)))
-											? node.call("GET", (String) key) : ""));
-						}
-					}
-				}
-				catch (RuntimeException ex) {
-					// a replica or a node that is still starting
-				}
-			}
-		}
-		return keys.toString();
+		StringBuilder described = new StringBuilder();
+		lockKeys(nodes, (node, key) -> {
+			Object type = node.call("TYPE", key);
+			described.append(String.format("%n  %s on %d: type %s, pttl %s, %s", key, node.port(), type,
+					node.call("PTTL", key), "string".equals(String.valueOf(type)) ? node.call("GET", key) : ""));
+		});
+		return described.toString();
 	}
 
 	static long countKeys(List<RedisNode> nodes) {
-		long count = 0;
+		long[] count = new long[1];
+		lockKeys(nodes, (node, key) -> count[0]++);
+		return count[0];
+	}
+
+	/** Visits the lock keys (not fencing counters) on the running nodes. */
+	private static void lockKeys(List<RedisNode> nodes, BiConsumer<RedisNode, String> visitor) {
 		for (RedisNode node : nodes) {
 			if (node.isRunning()) {
 				try {
 					@SuppressWarnings("unchecked")
 					List<Object> keys = (List<Object>) node.call("KEYS", "lockstep:*");
-					count += keys.stream().filter((key) -> !((String) key).endsWith("__fence")).count();
+					for (Object key : keys) {
+						if (!((String) key).endsWith("__fence")) {
+							visitor.accept(node, (String) key);
+						}
+					}
 				}
 				catch (RuntimeException ex) {
 					// a replica or a node that is still starting: nothing to count there
 				}
 			}
 		}
-		return count;
 	}
 
 	/** A fault: injected before the contender starts, healed (blocking) after. */
