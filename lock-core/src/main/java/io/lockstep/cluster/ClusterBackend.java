@@ -196,6 +196,11 @@ final class ClusterBackend implements LockBackend {
 				for (int i = 0; i < group.getValue().size(); i++) {
 					fences[group.getValue().get(i)] = reply.get(i + 1);
 				}
+				if (id.size() == 1 && reply.size() > 2) {
+					// acquire.lua tells the lease it set on a key that was the owner's
+					// already
+					return Attempt.acquired(fences, reply.get(2));
+				}
 			}
 			return Attempt.acquired(fences);
 		}
@@ -283,6 +288,9 @@ final class ClusterBackend implements LockBackend {
 					this.acquired.add(keys);
 					for (int i = 0; i < group.getValue().size(); i++) {
 						this.fences[group.getValue().get(i)] = reply.get(i + 1);
+					}
+					if (this.id.size() == 1 && reply.size() > 2) {
+						return CompletableFuture.completedFuture(Attempt.acquired(this.fences, reply.get(2)));
 					}
 					return from(index + 1);
 				});

@@ -122,7 +122,10 @@ final class RedisBackend implements LockBackend {
 				fences[i] = reply.get(i + 1);
 			}
 			confirmReplicated(id, owner);
-			return Attempt.acquired(fences);
+			// acquire.lua also tells the lease it set on a key that was the owner's
+			// already
+			return (id.size() == 1 && reply.size() > 2) ? Attempt.acquired(fences, reply.get(2))
+					: Attempt.acquired(fences);
 		}
 		return Attempt.held(reply.get(1), (reply.size() > 2) ? reply.get(2).intValue() : 0);
 	}

@@ -19,9 +19,10 @@
 -- ARGV[7]  optional, with 'q' or 'n': the lease a hand-off grants the waiter, in ms (default
 --          ARGV[2]; shorter for a lease the waiter's watchdog extends, so that a waiter that
 --          vanished after it queued holds the lock up only that long)
--- Returns  {1, fence}  acquired; also when the key already holds this owner token (a retried
---                      acquire, or a waiter the lock was handed to), in which case the lease is
---                      refreshed (within the cap) and the token it was granted with returned
+-- Returns  {1, fence}  acquired
+--          {1, fence, ttl}  the key already held this owner token (a retried acquire, or a waiter
+--                      the lock was handed to): its lease is refreshed within its cap, and the
+--                      token it was granted with and the lease now set, in ms, are returned
 --          {0, pttl}   held by another owner; pttl = its remaining lease in ms
 -- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
 -- INCR, so it is strictly increasing for every key served by the counter; a counter that is
@@ -61,9 +62,11 @@ if string.sub(current, 1, #prefix) == prefix then
   end
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
+  else
+    ttl = redis.call('PTTL', KEYS[1])
   end
   leaveQueue()
-  return {1, tonumber(granted)}
+  return {1, tonumber(granted), ttl}
 end
 local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
 if queues and KEYS[4] then

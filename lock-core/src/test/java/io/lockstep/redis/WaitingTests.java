@@ -89,7 +89,7 @@ class WaitingTests {
 					&& Thread.getAllStackTraces().get(thread).length > 0
 					&& java.util.Arrays.stream(thread.getStackTrace())
 						.anyMatch((frame) -> frame.getMethodName().equals("await")
-								&& frame.getClassName().endsWith("Waiters$Waiter")));
+								&& frame.getClassName().endsWith("BlockingAcquirer")));
 	}
 
 	@Test

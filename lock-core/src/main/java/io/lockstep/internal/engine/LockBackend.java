@@ -184,15 +184,24 @@ public interface LockBackend extends AutoCloseable {
 	 * held by others (negative when unknown)
 	 * @param blockingIndex when not acquired: the index of the first key held by another
 	 * owner
+	 * @param grantedMillis when acquired: the lease the storage set, when it is shorter
+	 * than the one asked for (a key that held the owner's token already, within its
+	 * max-hold cap); negative for the lease asked for
 	 */
-	record Attempt(boolean acquired, long[] fencingTokens, long holderTtlMillis, int blockingIndex) {
+	record Attempt(boolean acquired, long[] fencingTokens, long holderTtlMillis, int blockingIndex,
+			long grantedMillis) {
 
 		public static Attempt acquired(long[] fencingTokens) {
-			return new Attempt(true, fencingTokens, -1, -1);
+			return new Attempt(true, fencingTokens, -1, -1, -1);
+		}
+
+		/** Acquired with the lease the storage set. */
+		public static Attempt acquired(long[] fencingTokens, long grantedMillis) {
+			return new Attempt(true, fencingTokens, -1, -1, grantedMillis);
 		}
 
 		public static Attempt held(long holderTtlMillis, int blockingIndex) {
-			return new Attempt(false, null, holderTtlMillis, blockingIndex);
+			return new Attempt(false, null, holderTtlMillis, blockingIndex, -1);
 		}
 
 	}

@@ -13,9 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
@@ -23,7 +21,6 @@ import io.lockstep.LockInfo;
 import io.lockstep.LockLostException;
 import io.lockstep.LockLostListener;
 import io.lockstep.internal.CallContext;
-import io.lockstep.observation.LockObservationContext;
 import io.lockstep.observation.LockObservationConvention;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -48,16 +45,6 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	/** Reserved key (after the prefix) that {@link #ping()} reads; never written. */
 	private static final String PING_KEY = "__ping";
-
-	private static final long MIN_RETRY_MILLIS = 20;
-
-	private static final long MAX_RETRY_MILLIS = 500;
-
-	/**
-	 * How long a waiter's queue entry lives unless it asks again; its head re-checks far
-	 * more often (see {@link Waiters}), so only a waiter that vanished is skipped.
-	 */
-	static final long QUEUE_ENTRY_MILLIS = 2000;
 
 	/**
 	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
@@ -146,9 +133,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	/**
 	 * Acquires the lock without blocking the caller and without a thread of its own while
-	 * it waits (see {@link AsyncAcquisition}); no reentrancy (no call context). The
-	 * handle is not bound to any thread: it is renewed until closed, never interrupts,
-	 * and tells a lost lease through {@link LeaseHandle#onLoss}.
+	 * it waits (see {@link AsyncAcquirer}); no reentrancy (no call context). The handle
+	 * is not bound to any thread: it is renewed until closed, never interrupts, and tells
+	 * a lost lease through {@link LeaseHandle#onLoss}.
 	 * @return completes, on one of the engine's threads, with the handle, with
 	 * {@code null} when the wait elapsed while another owner held the lock, or
 	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
@@ -156,7 +143,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	 */
 	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, long leaseNanos,
 			boolean renewed, long minHoldNanos) {
-		return new AsyncAcquisition(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).start();
+		return new AsyncAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).start();
 	}
 
 	/** The leases the current call holds, by key. */
@@ -180,206 +167,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 
 	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {
-		String owner = newOwner();
-		long grantedMillis = grantedMillis(leaseNanos);
-		long maxHoldMillis = maxHoldMillis();
-		Observation observation = this.observations.startAcquire(id.display(), lockName);
-		String outcome = LockObservationContext.ERROR;
-		long fencingToken = -1;
-		Throwable failure = null;
-		long start = System.nanoTime();
-		Waiters.Waiter waiter = null;
-		boolean acquired = false;
-		// the send time of the last attempt that left this owner queued: a hand-off comes
-		// after it, so the lease handed off is counted from there
-		long queuedSent = 0;
-		Retry retry = new Retry();
-		// a key that local callers ask for or wait for already: queue up behind them
-		// locally, only their head asks the storage
-		boolean ask = true;
-		String asking = null;
-		// the first caller of a key queues with its first attempt where hand-offs reach
-		// this client already: it registers after the reply, and a hand-off that came
-		// first waits for it (Waiters.register claims it)
-		boolean queueFirst = false;
-		long holderTtlMillis = -1;
-		if (id.size() == 1 && waitNanos > 0) {
-			if (this.waiters.beginAsking(id.first())) {
-				asking = id.first();
-				queueFirst = this.backend.handsOff() && this.backend.hearsHandOffs(asking);
-			}
-			else {
-				waiter = this.waiters.register(id.first(), owner, this.backend.handsOff());
-				ask = waiter.isHead();
-			}
-		}
-		try {
-			while (true) {
-				Waiters.HandOff handOff = (waiter != null) ? waiter.handOff() : null;
-				if (handOff != null) {
-					long[] fences = { handOff.fencingToken() };
-					Lease lease = granted(id, fences, owner, lockName, leaseNanos, renewed, minHoldNanos, queuedSent,
-							TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis()));
-					acquired = true;
-					outcome = LockObservationContext.ACQUIRED;
-					fencingToken = fences[0];
-					return lease;
-				}
-				LockBackend.Attempt attempt = null;
-				if (ask) {
-					if (waiter != null) {
-						waiter.asks();
-					}
-					long sent = System.nanoTime();
-					long waitLeftMillis = TimeUnit.NANOSECONDS.toMillis(waitNanos - (sent - start));
-					// only a key's head waiter queues itself (or marks the key as waited
-					// for)
-					long entryMillis = ((queueFirst || (waiter != null && waiter.isHead())) && waitLeftMillis > 0)
-							? Math.min(waitLeftMillis, QUEUE_ENTRY_MILLIS) : 0;
-					queueFirst = false;
-					try {
-						attempt = attempt(id, owner, grantedMillis, maxHoldMillis, entryMillis,
-								handOffMillis(grantedMillis, renewed), queuedSent != 0);
-					}
-					catch (LockException ex) {
-						asking = endAsking(asking);
-						if (entryMillis > 0) {
-							// a hand-off to the old token may still come: it is void
-							owner = newOwner();
-							if (waiter != null) {
-								waiter.owner(owner);
-							}
-							queuedSent = 0;
-						}
-						// a timeout or a lost connection is "not yet" while the wait
-						// lasts
-						retry.failed(ex, waitNanos - (System.nanoTime() - start), id);
-						continue;
-					}
-					retry.succeeded();
-					asking = endAsking(asking);
-					if (attempt.acquired()) {
-						Lease lease = granted(id, attempt.fencingTokens(), owner, lockName, leaseNanos, renewed,
-								minHoldNanos, sent, TimeUnit.MILLISECONDS.toNanos(grantedMillis));
-						acquired = true;
-						outcome = LockObservationContext.ACQUIRED;
-						fencingToken = attempt.fencingTokens()[0];
-						return lease;
-					}
-					if (entryMillis > 0) {
-						queuedSent = sent;
-					}
-					holderTtlMillis = attempt.holderTtlMillis();
-				}
-				ask = true;
-				long waited = System.nanoTime() - start;
-				if (waited >= waitNanos) {
-					outcome = LockObservationContext.TIMEOUT;
-					return null;
-				}
-				String blocking = id.keys().get(Math.max(0, (attempt != null) ? attempt.blockingIndex() : 0));
-				if (waiter == null || !waiter.key().equals(blocking)) {
-					if (waiter != null) {
-						this.waiters.unregister(waiter, false);
-					}
-					waiter = this.waiters.register(blocking, owner, id.size() == 1 && this.backend.handsOff());
-					// the head asks once more before it parks (a release may have come
-					// before it listened), unless it is queued already (its hand-off
-					// comes as a message); the others wait for their turn
-					ask = waiter.isHead() && queuedSent == 0;
-					continue;
-				}
-				waiter.await(waitNanos - waited, holderTtlMillis);
-				if (Thread.currentThread().isInterrupted()) {
-					throw new LockException("Interrupted while waiting for lock '" + id.display() + "'");
-				}
-			}
-		}
-		catch (RuntimeException | Error ex) {
-			failure = ex;
-			throw ex;
-		}
-		finally {
-			endAsking(asking);
-			boolean handedOff = false;
-			if (waiter != null) {
-				this.waiters.unregister(waiter, acquired);
-				handedOff = waiter.handOff() != null;
-			}
-			if (!acquired && (queuedSent != 0 || handedOff)) {
-				// it may be queued still, or the lock handed to it meanwhile
-				this.backend.leave(id, owner);
-			}
-			this.observations.stopAcquire(observation, outcome, fencingToken, failure);
-		}
-	}
-
-	/**
-	 * @return {@code null}
-	 */
-	private String endAsking(String key) {
-		if (key != null) {
-			this.waiters.endAsking(key);
-		}
-		return null;
-	}
-
-	/**
-	 * Backs off after a failed attempt while the wait lasts: jittered, doubling from
-	 * {@value #MIN_RETRY_MILLIS} ms to {@value #MAX_RETRY_MILLIS} ms.
-	 */
-	private static final class Retry {
-
-		private long delayMillis = MIN_RETRY_MILLIS;
-
-		private LockException last;
-
-		private int failures;
-
-		/**
-		 * @throws LockException when no wait is left: the last failure, with how many
-		 * attempts failed
-		 */
-		void failed(LockException failure, long leftNanos, LockId id) {
-			this.last = failure;
-			this.failures++;
-			if (leftNanos <= 0) {
-				if (this.failures == 1) {
-					throw failure;
-				}
-				throw new LockException("Could not acquire lock '" + id.display() + "' within its wait time: "
-						+ this.failures + " attempts failed, the last with: " + failure.getMessage(), failure);
-			}
-			long delay = ThreadLocalRandom.current().nextLong(this.delayMillis / 2, this.delayMillis + 1);
-			this.delayMillis = Math.min(MAX_RETRY_MILLIS, this.delayMillis * 2);
-			LockSupport.parkNanos(this, Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(delay)));
-			if (Thread.currentThread().isInterrupted()) {
-				throw new LockException("Interrupted while waiting for lock '" + id.display() + "'", this.last);
-			}
-		}
-
-		void succeeded() {
-			this.delayMillis = MIN_RETRY_MILLIS;
-		}
-
-	}
-
-	private LockBackend.Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-			long handOffMillis, boolean queued) {
-		try {
-			return this.backend.tryAcquire(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
-		}
-		catch (LockException ex) {
-			// the command may still run later (a lost reply, a replay after reconnect):
-			// undo it then
-			if (entryMillis > 0) {
-				this.backend.leave(id, owner);
-			}
-			else {
-				this.backend.releaseQuietly(id, owner);
-			}
-			throw ex;
-		}
+		return new BlockingAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).acquire();
 	}
 
 	/** A new 128-bit random owner token. */
@@ -401,15 +189,25 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return renewed ? Math.min(grantedMillis, HAND_OFF_GRANT_MILLIS) : grantedMillis;
 	}
 
+	/** The hard cap on every hold, in ns, or {@code Long.MAX_VALUE} for none. */
+	long maxHoldNanos() {
+		return this.maxHoldNanos;
+	}
+
 	/** The max-hold cap an acquire sends, in ms, or 0 for none. */
 	long maxHoldMillis() {
 		return (this.maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(this.maxHoldNanos) : 0;
 	}
 
-	/** Creates and registers the lease of a granted attempt; the watchdog takes it. */
+	/**
+	 * Creates and registers the lease of a grant; the watchdog takes it.
+	 * @param sent when the grant's lease starts at the latest (the send time of the
+	 * attempt it answers, or of one before it)
+	 * @param capNanos the max-hold cap, or {@code Long.MAX_VALUE}
+	 */
 	Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
-			long minHoldNanos, long sent, long grantedNanos) {
-		long cap = (this.maxHoldNanos != Long.MAX_VALUE) ? sent + this.maxHoldNanos : Long.MAX_VALUE;
+			long minHoldNanos, long sent, long grantedNanos, long capNanos) {
+		long cap = capNanos;
 		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
 		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
 				grantedNanos, cap, held, this, this.backend::driftNanos);

@@ -18,33 +18,31 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Parks threads waiting for a lock until it is released. The backend delivers release
- * notifications (Redis pub/sub, or in-process for the JVM-local backend) for the keys
- * that have local waiters; a release wakes the longest-waiting local waiter of the key,
- * and a woken waiter that leaves the key without the lock passes a wake-up on to the
- * next. Notifications are hints: a woken waiter re-runs the atomic acquire, and every
- * wait is also bounded by the holder's remaining lease. Without notifications (refused by
- * the server) waiters poll with jittered exponential backoff.
+ * The local queues of the callers waiting for a lock, per key, in arrival order, and the
+ * delivery of what wakes them. The backend delivers release notifications (Redis pub/sub,
+ * or in-process for the JVM-local backend) for the keys that have local waiters; a
+ * release wakes the longest-waiting local waiter of the key, and a woken waiter that
+ * leaves the key without the lock passes a wake-up on to the next. Notifications are
+ * hints: a woken waiter runs the atomic acquire again ({@link Acquisition} decides when).
  *
  * <p>
- * Where the backend {@link LockBackend#handsOff hands off}, only the key's head waiter
- * asks the storage, queued there under its owner token; a release hands it the lock and
- * the hand-off message, on a channel of the client's own subscribed once for its life,
- * completes its wait ({@link #handedOff}) without a further round trip. Such waiters are
- * not woken by releases (the lock went to the queue's first live waiter, which hears of
- * it), only by their hand-off, their promotion to head, and the head's re-checks. Waiters
- * of other locks listen on the key's channel, which stays subscribed for
- * {@value #LINGER_SECONDS} s after its last local waiter left, so that steady contention
- * costs no SUBSCRIBE per wait.
+ * A key's waiters are of two kinds: those whose lock the backend
+ * {@link LockBackend#handsOff hands off} (a one-key lock) and the others (a multi-key
+ * lock, or no hand-off). The first waiter of each kind is its head: only the head asks
+ * the storage while the others wait for a release or their promotion, so that one kind
+ * never holds up the other. A hand-off head is queued in storage under its owner token; a
+ * release hands it the lock and the hand-off message, on a channel of the client's own
+ * subscribed once for its life, reaches it ({@link #handedOff}) without a further round
+ * trip. Such waiters are not woken by releases where notifications work (the lock went to
+ * the queue's first live waiter, which hears of it). Waiters of other locks listen on the
+ * key's channel, which stays subscribed for {@value #LINGER_SECONDS} s after its last
+ * local waiter left, so that steady contention costs no SUBSCRIBE per wait.
+ *
+ * <p>
+ * Everything a waiter hears goes to its {@link Wake}, called under this object's monitor,
+ * possibly on the storage client's I/O thread: a wake only hands the news over.
  */
 final class Waiters {
-
-	/** Longest park while notified, in case a notification was lost (a reconnect). */
-	private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-
-	private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-	private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
 	static final long LINGER_SECONDS = 5;
 
@@ -94,12 +92,8 @@ final class Waiters {
 		backend.onRelease(this::released);
 	}
 
-	/** A lock handed to a queued waiter. */
-	record HandOff(long fencingToken, long leaseMillis) {
-	}
-
 	/** A hand-off that found no waiter, and when it came. */
-	private record Unclaimed(String key, HandOff handOff, long receivedNanos) {
+	private record Unclaimed(String key, long fencingToken, long leaseMillis, long receivedNanos) {
 	}
 
 	/**
@@ -114,22 +108,26 @@ final class Waiters {
 	private static final int MAX_UNCLAIMED = 4096;
 
 	/**
-	 * Told, instead of unparking a thread, when an asynchronous waiter is signalled (a
-	 * release, or the lock handed to it: see {@link Waiter#handOff()}) or promoted;
-	 * called under the waiters' monitor, possibly on the storage client's I/O thread, so
-	 * it only hands over to another thread.
+	 * What a waiter hears; called under the waiters' monitor, possibly on the storage
+	 * client's I/O thread, so it only hands the news over to the waiter's driver.
 	 */
-	interface Wakeable {
+	interface Wake {
 
-		/** A release may have freed the key, or the lock was handed to it: go on. */
-		void signalled();
+		/** A release may have freed the key. */
+		void released();
 
-		/** It became the key's head waiter: it asks now. */
+		/** It became the head of its kind: it asks now. */
 		void promoted();
+
+		/** The storage handed the key to the owner token. */
+		void handedOff(String owner, long fencingToken, long leaseMillis);
+
+		/** The client closed. */
+		void closed();
 
 	}
 
-	/** A thread (or an asynchronous acquisition) waiting for one key. */
+	/** One caller waiting for one key. */
 	final class Waiter {
 
 		private final String key;
@@ -137,48 +135,26 @@ final class Waiters {
 		/** The owner token it asks with; changes only under the monitor. */
 		private String owner;
 
-		private final Thread thread;
-
-		private final Wakeable wakeable;
-
 		/** Whether the lock is handed to it (it hears of that, not of releases). */
 		private final boolean handOffs;
 
-		/** Set once, under the monitor, when the lock was handed to this waiter. */
-		private volatile HandOff handOff;
+		private final Wake wake;
 
+		/** Woken and not yet asked again: another wake-up is not needed. */
 		private volatile boolean signalled;
 
 		/** Whether a release of the key woke this waiter while it waited for it. */
 		private volatile boolean woken;
 
-		private volatile boolean promoted;
-
-		private long backoffNanos = MIN_BACKOFF_NANOS;
-
-		private Waiter(String key, String owner, boolean handOffs) {
+		private Waiter(String key, String owner, boolean handOffs, Wake wake) {
 			this.key = key;
 			this.owner = owner;
 			this.handOffs = handOffs;
-			this.thread = Thread.currentThread();
-			this.wakeable = null;
-		}
-
-		private Waiter(String key, String owner, boolean handOffs, Wakeable wakeable) {
-			this.key = key;
-			this.owner = owner;
-			this.handOffs = handOffs;
-			this.thread = null;
-			this.wakeable = wakeable;
+			this.wake = wake;
 		}
 
 		String key() {
 			return this.key;
-		}
-
-		/** The lock handed to this waiter, if it was. */
-		HandOff handOff() {
-			return this.handOff;
 		}
 
 		/**
@@ -190,135 +166,87 @@ final class Waiters {
 			}
 		}
 
-		/**
-		 * Parks until signalled or {@code maxNanos}. Only the key's longest-waiting local
-		 * waiter (the head) also wakes when the holder's lease may have run out, for a
-		 * periodic re-check, or to poll where notifications are refused: the others sleep
-		 * until a release or until they become the head, so many waiters in one process
-		 * cost one attempt per release, not one each.
-		 * @param holderTtlMillis the holder's remaining lease as the failed attempt saw
-		 * it (negative: unknown)
-		 */
-		void await(long maxNanos, long holderTtlMillis) {
-			long start = System.nanoTime();
-			long until = start + (isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos);
-			while (!this.signalled && this.handOff == null && !Thread.currentThread().isInterrupted()
-					&& !Waiters.this.closed) {
-				if (this.promoted) {
-					// the head now: it asks at once (and queues itself where the lock is
-					// handed off)
-					this.promoted = false;
-					break;
-				}
-				long left = until - System.nanoTime();
-				if (left <= 0) {
-					break;
-				}
-				LockSupport.parkNanos(this, left);
-			}
-			this.signalled = false;
-		}
-
-		private long headPark(long maxNanos, long holderTtlMillis) {
-			long park = maxNanos;
-			if (holderTtlMillis >= 0) {
-				park = Math.min(park, TimeUnit.MILLISECONDS.toNanos(holderTtlMillis) + 1_000_000L);
-			}
-			if (!Waiters.this.backend.notifies()) {
-				park = Math.min(park,
-						ThreadLocalRandom.current().nextLong(this.backoffNanos / 2, this.backoffNanos + 1));
-				this.backoffNanos = Math.min(MAX_BACKOFF_NANOS, this.backoffNanos * 2);
-				return park;
-			}
-			return Math.min(park, RECHECK_NANOS);
-		}
-
-		/**
-		 * A blocking waiter asks now: a promotion told before this is answered by this
-		 * attempt (one told later, while it asks, still wakes it).
-		 */
-		void asks() {
-			this.promoted = false;
-		}
-
-		/**
-		 * For an asynchronous waiter about to ask again: the next release signals it
-		 * again (a blocking waiter re-arms when it wakes).
-		 */
+		/** It asks again now: the next release wakes it again. */
 		void rearm() {
 			this.signalled = false;
 		}
 
-		/**
-		 * For an asynchronous waiter: how long to wait before asking again unwoken, as
-		 * {@link #await} parks.
-		 */
-		long waitNanos(long maxNanos, long holderTtlMillis) {
-			return isHead() ? headPark(maxNanos, holderTtlMillis) : maxNanos;
-		}
-
+		/** Whether it is the first waiter of its kind for its key. */
 		boolean isHead() {
 			synchronized (Waiters.this.waiting) {
 				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
-				return queue != null && queue.peekFirst() == this;
+				return queue != null && headOf(queue, this.handOffs) == this;
 			}
 		}
 
-		/** It is the head now: it takes over the re-checks. */
+		/** It is the head now: it takes over the re-checks, and asks at once. */
 		private void promote() {
-			this.promoted = true;
-			if (this.thread != null) {
-				LockSupport.unpark(this.thread);
-			}
-			else {
-				this.wakeable.promoted();
-			}
+			this.signalled = true;
+			this.wake.promoted();
 		}
 
 		private boolean signal() {
 			if (this.signalled) {
 				return false;
 			}
-			wake();
-			return true;
-		}
-
-		private void wake() {
 			this.woken = true;
 			this.signalled = true;
-			if (this.thread != null) {
-				LockSupport.unpark(this.thread);
-			}
-			else {
-				this.wakeable.signalled();
-			}
+			this.wake.released();
+			return true;
 		}
 
 	}
 
+	/** The first waiter of the kind, or {@code null}. Under the monitor. */
+	private static Waiter headOf(ArrayDeque<Waiter> queue, boolean handOffs) {
+		for (Waiter waiter : queue) {
+			if (waiter.handOffs == handOffs) {
+				return waiter;
+			}
+		}
+		return null;
+	}
+
 	/**
-	 * Registers the current thread as a waiter for the key. A waiter whose lock the
-	 * backend hands off listens for the hand-offs to this client (its own channel,
-	 * subscribed once); any other listens for the key's releases (its channel, subscribed
-	 * while the key has local waiters and a while after). Try to acquire once more after
-	 * this before parking, unless queued for a hand-off already: a hand-off to the owner
-	 * that came before this registration is then the waiter's ({@link Waiter#handOff()}).
+	 * Registers a waiter for the key and waits, at most the command timeout, until what
+	 * wakes it flows. A waiter whose lock the backend hands off listens for the hand-offs
+	 * to this client (its own channel, subscribed once); any other listens for the key's
+	 * releases (its channel, subscribed while the key has local waiters and a while
+	 * after). A hand-off to the owner that came before this registration is told to its
+	 * wake at once.
 	 * @param handOff whether the lock is handed off to the waiter (a one-key lock on a
 	 * backend that {@link LockBackend#handsOff hands off})
 	 */
-	Waiter register(String key, String owner, boolean handOff) {
+	Waiter register(String key, String owner, boolean handOff, Wake wake) {
+		Registration registration = registerAsync(key, owner, handOff, wake);
+		this.backend.awaitListening(registration.listening());
+		return registration.waiter();
+	}
+
+	/**
+	 * Registers a waiter for the key, like {@link #register} but without waiting for the
+	 * subscription: {@code listening} completes when notifications of the key flow.
+	 * Readies the notification channel first, which may block up to the command timeout.
+	 */
+	Registration registerAsync(String key, String owner, boolean handOff, Wake wake) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.backend.prepareListening();
-		Waiter waiter = new Waiter(key, owner, handOff);
+		Waiter waiter = new Waiter(key, owner, handOff, wake);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
 			claim(waiter);
 		}
-		if (listening != null) {
-			this.backend.awaitListening(listening);
-		}
-		return waiter;
+		return new Registration(waiter, (listening != null) ? listening : CompletableFuture.completedFuture(null));
+	}
+
+	/**
+	 * A waiter and its subscription.
+	 *
+	 * @param waiter the waiter
+	 * @param listening completes when notifications of the key flow
+	 */
+	record Registration(Waiter waiter, CompletableFuture<?> listening) {
 	}
 
 	/**
@@ -344,37 +272,10 @@ final class Waiters {
 	}
 
 	/**
-	 * Registers an asynchronous waiter for the key, like {@link #register} but without
-	 * blocking: the caller readies the notification channel first
-	 * ({@link LockBackend#prepareListening()}, on a thread that may block) and tries to
-	 * acquire once more when {@code listening} completes. It leaves by
-	 * {@link #unregister}; a signal after {@link Wakeable#signalled()} needs
-	 * {@link Waiter#rearm()}. A hand-off to the owner that came before this registration
-	 * is the waiter's ({@link Waiter#handOff()}).
-	 */
-	AsyncRegistration registerAsync(String key, String owner, boolean handOff, Wakeable wakeable) {
-		Waiter waiter = new Waiter(key, owner, handOff, wakeable);
-		CompletableFuture<?> listening;
-		synchronized (this.waiting) {
-			listening = enqueue(waiter, handOff);
-			claim(waiter);
-		}
-		return new AsyncRegistration(waiter, (listening != null) ? listening : CompletableFuture.completedFuture(null));
-	}
-
-	/**
-	 * An asynchronous waiter and its subscription.
-	 *
-	 * @param waiter the waiter
-	 * @param listening completes when notifications of the key flow
-	 */
-	record AsyncRegistration(Waiter waiter, CompletableFuture<?> listening) {
-	}
-
-	/**
-	 * The waiter leaves; when it leaves the key without the lock after a release woke it
-	 * (it timed out, failed, or waits for another key of its lock now), a wake-up goes to
-	 * the next waiter: the key may be free. A spare wake-up costs one attempt.
+	 * The waiter leaves. The next waiter of its kind becomes the head when it was; and
+	 * when it leaves the key without the lock after a release woke it (it timed out,
+	 * failed, or waits for another key of its lock now), a wake-up goes to the next
+	 * waiter not yet woken: the key may be free. A spare wake-up costs one attempt.
 	 */
 	void unregister(Waiter waiter, boolean acquired) {
 		synchronized (this.waiting) {
@@ -382,7 +283,7 @@ final class Waiters {
 			if (queue == null) {
 				return;
 			}
-			boolean wasHead = queue.peekFirst() == waiter;
+			boolean wasHead = headOf(queue, waiter.handOffs) == waiter;
 			if (!queue.remove(waiter)) {
 				return;
 			}
@@ -393,11 +294,12 @@ final class Waiters {
 				}
 				return;
 			}
+			Waiter next = wasHead ? headOf(queue, waiter.handOffs) : null;
+			if (next != null) {
+				next.promote();
+			}
 			if (!acquired && waiter.woken) {
 				signalFirst(queue, false);
-			}
-			else if (wasHead) {
-				queue.peekFirst().promote();
 			}
 		}
 	}
@@ -468,23 +370,21 @@ final class Waiters {
 	}
 
 	/**
-	 * The storage handed a lock to a queued owner: its waiter takes it when it wakes.
-	 * Told on the notification connection's thread, for every hand-off to this client, so
-	 * it only wakes the waiter that asks with that owner token, if any. A waiter that
-	 * gives up without the lock leaves the queue and releases what was handed to it
-	 * ({@link LockBackend#leave}), so no hand-off is left held by nobody. A hand-off that
-	 * finds no waiter is kept a while for one that registers after queueing
-	 * ({@link #register} claims it).
+	 * The storage handed a lock to a queued owner: told to the wake of the waiter that
+	 * asks with that owner token. Told on the notification connection's thread, for every
+	 * hand-off to this client, so it only wakes the waiter that asks with that owner
+	 * token, if any. A waiter that gives up without the lock leaves the queue and
+	 * releases what was handed to it ({@link LockBackend#leave}), so no hand-off is left
+	 * held by nobody. A hand-off that finds no waiter is kept a while for one that
+	 * registers after queueing ({@link #register} claims it).
 	 */
 	void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
-		HandOff handOff = new HandOff(fencingToken, leaseMillis);
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
 				for (Waiter waiter : queue) {
 					if (waiter.owner.equals(owner)) {
-						waiter.handOff = handOff;
-						waiter.wake();
+						waiter.wake.handedOff(owner, fencingToken, leaseMillis);
 						return;
 					}
 				}
@@ -498,7 +398,7 @@ final class Waiters {
 				}
 				oldest.remove();
 			}
-			this.unclaimed.put(owner, new Unclaimed(key, handOff, now));
+			this.unclaimed.put(owner, new Unclaimed(key, fencingToken, leaseMillis, now));
 		}
 	}
 
@@ -512,7 +412,7 @@ final class Waiters {
 		Unclaimed handOff = this.unclaimed.get(waiter.owner);
 		if (handOff != null && handOff.key().equals(waiter.key)) {
 			this.unclaimed.remove(waiter.owner);
-			waiter.handOff = handOff.handOff();
+			waiter.wake.handedOff(waiter.owner, handOff.fencingToken(), handOff.leaseMillis());
 		}
 	}
 
@@ -566,7 +466,7 @@ final class Waiters {
 			this.lingering.clear();
 			this.listened.clear();
 			this.unclaimed.clear();
-			this.waiting.values().forEach((queue) -> queue.forEach(Waiter::signal));
+			this.waiting.values().forEach((queue) -> queue.forEach((waiter) -> waiter.wake.closed()));
 		}
 	}
 

@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -15,8 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The local bookkeeping of {@link Waiters} that needs no storage: a hand-off told before
  * its waiter registered (a caller that queued with its first attempt registers after the
- * reply) is the waiter's once it registers, blocking or asynchronous, and only that
- * owner's.
+ * reply) is the waiter's once it registers, and only that owner's; hand-offs follow the
+ * waiter's current owner token; each kind of waiter (one-key hand-off, other) has its own
+ * head; a woken waiter that leaves passes the wake-up on.
  */
 class WaitersTests {
 
@@ -33,45 +35,92 @@ class WaitersTests {
 	@Test
 	void aHandOffThatCameBeforeItsWaiterRegisteredIsTheWaitersOnceItRegisters() {
 		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
-		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true);
-		assertThat(waiter.handOff()).isEqualTo(new Waiters.HandOff(42, 30_000));
+		Heard heard = new Heard();
+		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
+		assertThat(heard.events).containsExactly("handed off to owner-1: 42, 30000 ms");
 		// claimed once: a later waiter with the same token (never issued twice) gets none
 		this.waiters.unregister(waiter, true);
-		assertThat(this.waiters.register("lockstep:job", "owner-1", true).handOff()).isNull();
+		Heard later = new Heard();
+		this.waiters.register("lockstep:job", "owner-1", true, later);
+		assertThat(later.events).isEmpty();
 	}
 
 	@Test
 	void anEarlyHandOffIsClaimedOnlyByItsOwnerForItsKey() {
 		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
-		assertThat(this.waiters.register("lockstep:job", "owner-2", true).handOff()).isNull();
-		assertThat(this.waiters.register("lockstep:other", "owner-1", true).handOff()).isNull();
-		assertThat(this.waiters.register("lockstep:job", "owner-1", true).handOff()).isNotNull();
+		Heard other = new Heard();
+		this.waiters.register("lockstep:job", "owner-2", true, other);
+		this.waiters.registerAsync("lockstep:other", "owner-1", true, other);
+		assertThat(other.events).isEmpty();
+		Heard own = new Heard();
+		this.waiters.registerAsync("lockstep:job", "owner-1", true, own);
+		assertThat(own.events).containsExactly("handed off to owner-1: 42, 30000 ms");
 	}
 
 	@Test
-	void aHandOffThatCameBeforeAnAsynchronousWaiterRegisteredIsItsOwn() {
-		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
-		Waiters.Wakeable nothing = new Waiters.Wakeable() {
-
-			@Override
-			public void signalled() {
-			}
-
-			@Override
-			public void promoted() {
-			}
-
-		};
-		assertThat(this.waiters.registerAsync("lockstep:job", "owner-2", true, nothing).waiter().handOff()).isNull();
-		assertThat(this.waiters.registerAsync("lockstep:job", "owner-1", true, nothing).waiter().handOff())
-			.isEqualTo(new Waiters.HandOff(42, 30_000));
-	}
-
-	@Test
-	void aHandOffToARegisteredWaiterWakesIt() {
-		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true);
+	void aHandOffGoesToTheWaiterThatAsksWithItsOwnerTokenNow() {
+		Heard heard = new Heard();
+		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
+		waiter.owner("owner-2");
 		this.waiters.handedOff("lockstep:job", "owner-1", 7, 1_000);
-		assertThat(waiter.handOff()).isEqualTo(new Waiters.HandOff(7, 1_000));
+		assertThat(heard.events).isEmpty();
+		this.waiters.handedOff("lockstep:job", "owner-2", 8, 1_000);
+		assertThat(heard.events).containsExactly("handed off to owner-2: 8, 1000 ms");
+	}
+
+	@Test
+	void aOneKeyWaiterBehindAMultiKeyWaiterOfTheSameKeyIsTheHeadOfItsKind() {
+		Heard multi = new Heard();
+		Heard single = new Heard();
+		Heard second = new Heard();
+		Waiters.Waiter first = this.waiters.register("lockstep:job", "owner-1", false, multi);
+		Waiters.Waiter one = this.waiters.register("lockstep:job", "owner-2", true, single);
+		Waiters.Waiter two = this.waiters.register("lockstep:job", "owner-3", true, second);
+		assertThat(first.isHead()).isTrue();
+		assertThat(one.isHead()).as("the first one-key waiter, behind a multi-key one").isTrue();
+		assertThat(two.isHead()).isFalse();
+		this.waiters.unregister(one, true);
+		assertThat(second.events).containsExactly("promoted");
+		assertThat(multi.events).isEmpty();
+	}
+
+	@Test
+	void aWokenWaiterThatLeavesWithoutTheLockPassesTheWakeUpOn() {
+		Heard first = new Heard();
+		Heard second = new Heard();
+		Waiters.Waiter head = this.waiters.register("lockstep:job", "owner-1", false, first);
+		this.waiters.register("lockstep:job", "owner-2", false, second);
+		this.waiters.released("lockstep:job");
+		assertThat(first.events).containsExactly("released");
+		this.waiters.unregister(head, false);
+		assertThat(second.events).containsExactly("promoted");
+	}
+
+	/** What a waiter heard, in order. */
+	private static final class Heard implements Waiters.Wake {
+
+		private final List<String> events = new ArrayList<>();
+
+		@Override
+		public void released() {
+			this.events.add("released");
+		}
+
+		@Override
+		public void promoted() {
+			this.events.add("promoted");
+		}
+
+		@Override
+		public void handedOff(String owner, long fencingToken, long leaseMillis) {
+			this.events.add("handed off to " + owner + ": " + fencingToken + ", " + leaseMillis + " ms");
+		}
+
+		@Override
+		public void closed() {
+			this.events.add("closed");
+		}
+
 	}
 
 	/** A backend that stores nothing: the waiters only listen through it. */

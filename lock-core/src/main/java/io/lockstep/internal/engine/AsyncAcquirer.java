@@ -1,0 +1,223 @@
+package io.lockstep.internal.engine;
+
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lockstep.LockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Drives an {@link Acquisition} without a thread of its own while it waits: attempts by
+ * the backend's asynchronous API, waits by the engine's timer, and every event (a reply,
+ * a registration, a wake-up, a timer, a cancel) fed to the machine one at a time on the
+ * engine's worker threads, in the order they came (a lock-free inbox with one drainer at
+ * a time). The caller's future completes on a worker, never on the storage client's I/O
+ * threads. Cancelling it aborts the acquisition; a grant that races with the cancel is
+ * released.
+ */
+final class AsyncAcquirer extends Acquirer {
+
+	private static final Logger logger = LoggerFactory.getLogger(AsyncAcquirer.class);
+
+	private final AsyncThreads threads;
+
+	private final CompletableFuture<LeaseHandle> result = new CompletableFuture<>();
+
+	/** Events posted and not yet fed; the one that raises it from 0 drains. */
+	private final AtomicInteger pending = new AtomicInteger();
+
+	// touched only by the drainer
+
+	private ScheduledFuture<?> timer;
+
+	private long timerNumber;
+
+	AsyncAcquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+			long minHoldNanos) {
+		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+		this.threads = engine.asyncThreads();
+	}
+
+	/**
+	 * Starts on the caller's thread when the first action only sends an attempt (which
+	 * never blocks), else on a worker.
+	 */
+	CompletableFuture<LeaseHandle> start() {
+		this.pending.set(1);
+		Acquisition.Action first = begin();
+		this.result.whenComplete((handle, failure) -> {
+			if (failure instanceof CancellationException) {
+				cancelled();
+			}
+		});
+		if (first instanceof Acquisition.Send) {
+			safely(first);
+			if (this.pending.decrementAndGet() != 0) {
+				this.threads.workers().execute(this::drain);
+			}
+		}
+		else {
+			this.threads.workers().execute(() -> {
+				safely(first);
+				if (this.pending.decrementAndGet() != 0) {
+					drain();
+				}
+			});
+		}
+		return this.result;
+	}
+
+	@Override
+	void post(Acquisition.Event event) {
+		this.inbox.add(event);
+		if (this.pending.getAndIncrement() == 0) {
+			try {
+				this.threads.workers().execute(this::drain);
+			}
+			catch (LockException ex) {
+				// the engine closed: nothing runs it any more
+				this.result.completeExceptionally(ex);
+			}
+		}
+	}
+
+	/**
+	 * The caller cancelled: aborted on the cancelling thread when no other event is being
+	 * fed (the abort only unregisters and sends the undo, without waiting), so that the
+	 * acquisition has left its queues when {@code cancel} returns; else it leaves the
+	 * local queue now and is aborted after the events before it.
+	 */
+	private void cancelled() {
+		this.inbox.add(
+				new Acquisition.Aborted(new LockException("Acquiring lock '" + this.id.display() + "' was cancelled")));
+		if (this.pending.getAndIncrement() == 0) {
+			drain();
+		}
+		else {
+			// the drainer aborts it next; it stops waiting now
+			Waiters.Waiter current = this.waiter;
+			if (current != null) {
+				this.waiters.unregister(current, false);
+			}
+		}
+	}
+
+	private void drain() {
+		do {
+			Acquisition.Event event = this.inbox.poll();
+			if (event != null) {
+				try {
+					safely(feed(event));
+				}
+				catch (RuntimeException ex) {
+					safely(feed(new Acquisition.Aborted(asLockException(ex))));
+				}
+			}
+		}
+		while (this.pending.decrementAndGet() != 0);
+	}
+
+	/** Acts; a failure aborts the acquisition. */
+	private void safely(Acquisition.Action action) {
+		try {
+			act(action);
+		}
+		catch (RuntimeException ex) {
+			if (!ended()) {
+				act(feed(new Acquisition.Aborted(asLockException(ex))));
+			}
+			else {
+				logger.warn("Ending the acquisition of '{}' failed", this.id.display(), ex);
+			}
+		}
+	}
+
+	private void act(Acquisition.Action action) {
+		if (action instanceof Acquisition.Send send) {
+			cancelTimer();
+			send(send);
+		}
+		else if (action instanceof Acquisition.Register register) {
+			cancelTimer();
+			register(register);
+		}
+		else if (action instanceof Acquisition.Wait wait) {
+			schedule(wait);
+		}
+		else if (action instanceof Acquisition.Done done) {
+			cancelTimer();
+			finish(done);
+		}
+	}
+
+	private void send(Acquisition.Send send) {
+		CompletableFuture<LockBackend.Attempt> reply;
+		try {
+			reply = this.backend.tryAcquireAsync(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis,
+					send.entryMillis(), this.handOffMillis, send.queued(), this.threads.workers());
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		reply.whenComplete((attempt, failure) -> post(
+				(failure == null) ? replied(attempt) : new Acquisition.AttemptFailed(asLockException(failure))));
+	}
+
+	/** Joins the key's local queue (readying the channel may block: on a worker). */
+	private void register(Acquisition.Register register) {
+		unregister(false);
+		Waiters.Registration registration = this.waiters.registerAsync(register.key(), register.owner(),
+				register.handOff(), this);
+		Waiters.Waiter registered = registration.waiter();
+		this.waiter = registered;
+		CompletableFuture<?> listening = registration.listening();
+		listening.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+			.whenComplete((subscribed, failure) -> {
+				if (failure != null) {
+					// records a refusal (then waiters poll); the future is done: no wait
+					this.backend.awaitListening(listening);
+				}
+				post(new Acquisition.Registered(registered.isHead()));
+			});
+	}
+
+	private void schedule(Acquisition.Wait wait) {
+		if (this.timer != null && this.timerNumber == wait.timer()) {
+			return;
+		}
+		cancelTimer();
+		this.timerNumber = wait.timer();
+		this.timer = this.threads.schedule(() -> post(new Acquisition.TimerFired(wait.timer())),
+				wait.untilNanos() - System.nanoTime());
+	}
+
+	private void cancelTimer() {
+		if (this.timer != null) {
+			this.timer.cancel(false);
+			this.timer = null;
+		}
+	}
+
+	private void finish(Acquisition.Done done) {
+		Lease lease = conclude(done, this.result.isCancelled());
+		if (lease != null) {
+			LeaseHandle handle = new LeaseHandle(this.engine, this.id, List.of(lease), false);
+			if (!this.result.complete(handle)) {
+				// cancelled while the grant was on its way
+				handle.closeAsync();
+			}
+		}
+		else if (done.failure() != null) {
+			this.result.completeExceptionally(done.failure());
+		}
+		else {
+			this.result.complete(null);
+		}
+	}
+
+}
