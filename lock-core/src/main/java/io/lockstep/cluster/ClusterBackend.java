@@ -189,6 +189,9 @@ final class ClusterBackend implements LockBackend {
 						"acquire " + keys);
 				if (reply.get(0) != 1L) {
 					rollback(acquired, owner, publishCommand);
+					if (id.size() == 1 && reply.size() > 3) {
+						return Attempt.held(reply.get(1), 0, reply.get(3));
+					}
 					int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
 					return Attempt.held(reply.get(1), group.getValue().get(blocking));
 				}
@@ -281,6 +284,9 @@ final class ClusterBackend implements LockBackend {
 				.thenCompose((reply) -> {
 					if (reply.get(0) != 1L) {
 						rollback(this.acquired, this.owner, this.publishCommand);
+						if (this.id.size() == 1 && reply.size() > 3) {
+							return CompletableFuture.completedFuture(Attempt.held(reply.get(1), 0, reply.get(3)));
+						}
 						int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
 						return CompletableFuture
 							.completedFuture(Attempt.held(reply.get(1), group.getValue().get(blocking)));

@@ -127,6 +127,9 @@ final class RedisBackend implements LockBackend {
 			return (id.size() == 1 && reply.size() > 2) ? Attempt.acquired(fences, reply.get(2))
 					: Attempt.acquired(fences);
 		}
+		if (id.size() == 1 && reply.size() > 3) {
+			return Attempt.held(reply.get(1), 0, reply.get(3));
+		}
 		return Attempt.held(reply.get(1), (reply.size() > 2) ? reply.get(2).intValue() : 0);
 	}
 

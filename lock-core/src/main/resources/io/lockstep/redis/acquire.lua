@@ -23,7 +23,9 @@
 --          {1, fence, ttl}  the key already held this owner token (a retried acquire, or a waiter
 --                      the lock was handed to): its lease is refreshed within its cap, and the
 --                      token it was granted with and the lease now set, in ms, are returned
---          {0, pttl}   held by another owner; pttl = its remaining lease in ms
+--          {0, pttl, 0, counter}  held by another owner; pttl = its remaining lease in ms, counter =
+--                      the fencing counter as this script left it: a hand-off granted after
+--                      this script has a larger fencing token, one granted before a smaller
 -- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
 -- INCR, so it is strictly increasing for every key served by the counter; a counter that is
 -- missing (a new or restarted Redis without persistence) restarts at the server time in
@@ -84,4 +86,4 @@ end
 if (queues or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
   redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, redis.call('PTTL', KEYS[1]), 0, fence}

@@ -171,7 +171,7 @@ abstract class Acquirer implements Waiters.Wake {
 	/** The event of an attempt's reply. */
 	static Acquisition.Event replied(LockBackend.Attempt attempt) {
 		return attempt.acquired() ? new Acquisition.Granted(attempt.fencingTokens(), attempt.grantedMillis())
-				: new Acquisition.Held(attempt.holderTtlMillis(), attempt.blockingIndex());
+				: new Acquisition.Held(attempt.holderTtlMillis(), attempt.blockingIndex(), attempt.fencingCounter());
 	}
 
 	static LockException asLockException(Throwable failure) {

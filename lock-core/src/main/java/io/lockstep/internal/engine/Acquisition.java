@@ -62,8 +62,12 @@ final class Acquisition {
 	record Granted(long[] fencingTokens, long grantedMillis) implements Event {
 	}
 
-	/** Another owner holds a key: the longest remaining lease, and which key blocks. */
-	record Held(long holderTtlMillis, int blockingIndex) implements Event {
+	/**
+	 * Another owner holds a key: the longest remaining lease, which key blocks, and the
+	 * key's fencing counter as the attempt left it (-1: unknown); a hand-off granted
+	 * after the attempt has a larger fencing token.
+	 */
+	record Held(long holderTtlMillis, int blockingIndex, long fencingCounter) implements Event {
 	}
 
 	/** The attempt failed or timed out; it may still run later. */
@@ -191,12 +195,19 @@ final class Acquisition {
 
 	private long sentEntryMillis;
 
-	/** The send time of the last attempt whose reply left the owner queued, or 0. */
+	/** Whether a reply left the owner queued (until it leaves the queue). */
+	private boolean queued;
+
+	/** The send time of the last attempt whose reply left the owner queued. */
 	private long queuedSent;
 
-	/** A hand-off that came while an attempt was on its way, and what it counts from. */
+	/** The fencing counter that reply told, or -1: older hand-offs are stale. */
+	private long queuedCounter = -1;
+
+	/** A hand-off that came while an attempt was on its way. */
 	private HandedOff pendingHandOff;
 
+	/** What a pending hand-off counts from when the attempt's reply does not tell. */
 	private long pendingAnchor;
 
 	/** A release or promotion came while it asked: ask again at once. */
@@ -256,7 +267,7 @@ final class Acquisition {
 			return handedOff(handedOff, now);
 		}
 		if (event instanceof Granted granted && this.phase == Phase.ASKING) {
-			return granted(granted);
+			return granted(granted, now);
 		}
 		if (event instanceof Held held && this.phase == Phase.ASKING) {
 			return held(held, now);
@@ -266,7 +277,7 @@ final class Acquisition {
 		}
 		if (event instanceof Registered registered && this.phase == Phase.REGISTERING) {
 			this.head = registered.head();
-			return (this.again || (this.head && this.queuedSent == 0)) ? send(now, this.head) : await(now);
+			return (this.again || (this.head && !this.queued)) ? send(now, this.head) : await(now);
 		}
 		if (event instanceof Promoted) {
 			this.head = true;
@@ -284,10 +295,15 @@ final class Acquisition {
 		return unchanged();
 	}
 
-	private Step granted(Granted granted) {
-		this.inFlight = false;
+	private Step granted(Granted granted, long now) {
 		long asked = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
 		long lease = (granted.grantedMillis() >= 0) ? TimeUnit.MILLISECONDS.toNanos(granted.grantedMillis()) : asked;
+		if (this.sentNanos + lease - this.terms.drift().applyAsLong(lease) - now <= 0) {
+			// the reply came after the lease it granted: the key may be another's now
+			return failed(new LockException("Acquiring lock '" + this.terms.id().display()
+					+ "' was granted, but the reply came after the lease it granted ran out"), now);
+		}
+		this.inFlight = false;
 		long cap = cap(this.sentNanos);
 		if (lease < asked && cap != Long.MAX_VALUE) {
 			// the key's max-hold cap set the lease (a lock handed to it earlier)
@@ -300,11 +316,19 @@ final class Acquisition {
 	private Step held(Held held, long now) {
 		this.inFlight = false;
 		if (this.sentEntryMillis > 0 && this.terms.handOff()) {
+			this.queued = true;
 			this.queuedSent = this.sentNanos;
+			this.queuedCounter = held.fencingCounter();
 		}
 		this.holderTtlMillis = held.holderTtlMillis();
-		if (this.pendingHandOff != null) {
-			return takeHandOff(this.pendingHandOff, this.pendingAnchor, now);
+		HandedOff pending = this.pendingHandOff;
+		this.pendingHandOff = null;
+		if (pending != null && held.fencingCounter() < 0) {
+			return takeHandOff(pending, this.pendingAnchor, now);
+		}
+		if (pending != null && pending.fencingToken() > held.fencingCounter()) {
+			// granted after this attempt ran
+			return takeHandOff(pending, this.sentNanos, now);
 		}
 		if (now - this.start >= this.terms.waitNanos()) {
 			return done(Phase.TIMED_OUT, null, null, leaveIfQueued());
@@ -319,14 +343,14 @@ final class Acquisition {
 	private Step failed(LockException failure, long now) {
 		this.inFlight = false;
 		this.failures++;
-		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queuedSent != 0);
+		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queued);
 		Undo undo = new Undo(this.owner, mayBeQueued);
 		String newOwner = null;
 		if (mayBeQueued) {
 			// left the queue: a hand-off to the old token is void
 			this.owner = this.terms.tokens().get();
 			newOwner = this.owner;
-			this.queuedSent = 0;
+			this.queued = false;
 			this.pendingHandOff = null;
 		}
 		long left = this.terms.waitNanos() - (now - this.start);
@@ -351,15 +375,14 @@ final class Acquisition {
 		}
 		if (this.phase == Phase.ASKING) {
 			// counted from before the attempt on its way: the grant may precede it
-			long anchor = (this.queuedSent != 0) ? this.queuedSent
-					: (this.sentEntryMillis > 0 && this.terms.handOff()) ? this.sentNanos : 0;
-			if (anchor != 0) {
+			if (this.queued || (this.sentEntryMillis > 0 && this.terms.handOff())) {
 				this.pendingHandOff = handOff;
-				this.pendingAnchor = anchor;
+				this.pendingAnchor = this.queued ? this.queuedSent : this.sentNanos;
 			}
 			return unchanged();
 		}
-		if (this.queuedSent == 0) {
+		if (!this.queued || handOff.fencingToken() < this.queuedCounter) {
+			// not queued, or granted before a reply that found the key another's: gone
 			return unchanged();
 		}
 		return takeHandOff(handOff, this.queuedSent, now);
@@ -384,7 +407,7 @@ final class Acquisition {
 	}
 
 	private Undo leaveIfQueued() {
-		return (this.queuedSent != 0 || this.pendingHandOff != null) ? new Undo(this.owner, true) : null;
+		return (this.queued || this.pendingHandOff != null) ? new Undo(this.owner, true) : null;
 	}
 
 	private Step send(long now, boolean queue) {
@@ -396,7 +419,7 @@ final class Acquisition {
 		this.waiting = null;
 		this.sentNanos = now;
 		this.sentEntryMillis = entry;
-		return step(null, null, new Send(this.owner, entry, this.queuedSent != 0));
+		return step(null, null, new Send(this.owner, entry, this.queued));
 	}
 
 	private Step register(String key) {

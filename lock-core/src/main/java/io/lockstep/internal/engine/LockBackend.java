@@ -179,7 +179,10 @@ public interface LockBackend extends AutoCloseable {
 	 * The result of one acquire attempt.
 	 *
 	 * @param acquired whether every key is held by the owner now
-	 * @param fencingTokens the fencing token of each key, in key order, when acquired
+	 * @param fencingTokens the fencing token of each key, in key order, when acquired;
+	 * when a one-key lock is held by another owner, the key's fencing counter as the
+	 * attempt left it (a hand-off granted after the attempt has a larger token), if the
+	 * storage tells it
 	 * @param holderTtlMillis when not acquired: the longest remaining lease of the keys
 	 * held by others (negative when unknown)
 	 * @param blockingIndex when not acquired: the index of the first key held by another
@@ -202,6 +205,16 @@ public interface LockBackend extends AutoCloseable {
 
 		public static Attempt held(long holderTtlMillis, int blockingIndex) {
 			return new Attempt(false, null, holderTtlMillis, blockingIndex, -1);
+		}
+
+		/** Held, with the key's fencing counter as the attempt left it. */
+		public static Attempt held(long holderTtlMillis, int blockingIndex, long fencingCounter) {
+			return new Attempt(false, new long[] { fencingCounter }, holderTtlMillis, blockingIndex, -1);
+		}
+
+		/** When held: the key's fencing counter as the attempt left it, or -1. */
+		public long fencingCounter() {
+			return (!this.acquired && this.fencingTokens != null) ? this.fencingTokens[0] : -1;
 		}
 
 	}
