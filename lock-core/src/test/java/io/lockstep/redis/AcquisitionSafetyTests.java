@@ -60,6 +60,7 @@ class AcquisitionSafetyTests {
 				RedisLockTemplate waiter = waiterTemplate(proxy);
 				RedisLockTemplate holder = TestLocks.builder(client(redis.port())).build();
 				RedisLockTemplate other = TestLocks.builder(client(redis.port())).build()) {
+			TestLocks.warmUp(waiter);
 			int unsafe = rounds("blocking", redis, proxy, holder, other,
 					(work) -> CompletableFuture.supplyAsync(() -> waiter.execute(KEY, work::apply)));
 			assertThat(unsafe)
@@ -77,6 +78,7 @@ class AcquisitionSafetyTests {
 				RedisLockTemplate waiter = waiterTemplate(proxy);
 				RedisLockTemplate holder = TestLocks.builder(client(redis.port())).build();
 				RedisLockTemplate other = TestLocks.builder(client(redis.port())).build()) {
+			TestLocks.warmUp(waiter);
 			ReactiveLockTemplate reactive = reactive(waiter);
 			int unsafe = rounds("reactive", redis, proxy, holder, other,
 					(work) -> reactive.execute(KEY, (lock) -> Mono.fromCallable(() -> work.apply(lock))).toFuture());
@@ -98,12 +100,14 @@ class AcquisitionSafetyTests {
 	private int rounds(String kind, RedisNode redis, ChaosProxy proxy, RedisLockTemplate holder,
 			RedisLockTemplate other, Function<Function<LockHandle, String>, CompletableFuture<String>> execute)
 			throws Exception {
+		TestLocks.warmUp(holder, other);
 		int unsafe = 0;
 		int enteredWhileHeld = 0;
 		List<String> report = new ArrayList<>();
 		for (int round = 0; round < ROUNDS; round++) {
 			LockHandle held = holder.acquire(KEY);
 			CountDownLatch entered = new CountDownLatch(1);
+			CountDownLatch checked = new CountDownLatch(1);
 			AtomicReference<String> inside = new AtomicReference<>();
 			CompletableFuture<String> call = execute.apply((lock) -> {
 				entered.countDown();
@@ -112,6 +116,7 @@ class AcquisitionSafetyTests {
 				String seen = (taken.isPresent() ? "other client acquired" : "other client refused") + ", isHeld "
 						+ lock.isHeld();
 				inside.set(seen);
+				checked.countDown();
 				return seen;
 			});
 			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 1))
@@ -138,6 +143,12 @@ class AcquisitionSafetyTests {
 			}
 			if (early) {
 				enteredWhileHeld++;
+			}
+			// a loss may end the call (and cancel reactive work) before the work's check
+			// is done: wait for it
+			if (entered.getCount() == 0) {
+				assertThat(checked.await(10, TimeUnit.SECONDS)).as("round %d: the work's check completed", round)
+					.isTrue();
 			}
 			if (inside.get() != null && inside.get().startsWith("other client acquired")) {
 				unsafe++;

@@ -61,6 +61,7 @@ class HandOffLeaseTests {
 				RedisLockTemplate next = TestLocks.builder(client(redis, null))
 					.waitTime(Duration.ofSeconds(10))
 					.build()) {
+			TestLocks.warmUp(holder, waiter, next);
 			for (int round = 0; round < rounds; round++) {
 				LockHandle held = holder.acquire(key);
 				CompletableFuture<LockHandle> w = CompletableFuture.supplyAsync(() -> waiter.acquire(key));
@@ -131,6 +132,7 @@ class HandOffLeaseTests {
 					.commandTimeout(Duration.ofMillis(100))
 					.waitTime(Duration.ofSeconds(10))
 					.build()) {
+			TestLocks.warmUp(holder, waiter);
 			for (int round = 0; round < rounds; round++) {
 				LockHandle held = holder.acquire(key);
 				AtomicReference<String> start = new AtomicReference<>();

@@ -56,6 +56,7 @@ class ReactiveCancellationTests {
 					.lockLostListener(events::add)
 					.observationRegistry(observations, null)
 					.build()) {
+			TestLocks.warmUp(holder, subscriber);
 			ReactiveLockTemplate reactive = reactive(subscriber);
 			long start = System.nanoTime();
 			for (int i = 0; i < cancels; i++) {

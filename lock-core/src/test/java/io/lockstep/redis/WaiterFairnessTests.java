@@ -53,10 +53,7 @@ class WaiterFairnessTests {
 		try (RedisLockTemplate a = TestLocks.builder(client(redis)).build();
 				RedisLockTemplate b1 = TestLocks.builder(client(redis)).waitTime(Duration.ofSeconds(10)).build();
 				RedisLockTemplate b2 = TestLocks.builder(client(redis)).waitTime(Duration.ofSeconds(10)).build()) {
-			for (RedisLockTemplate locks : List.of(a, b1, b2)) {
-				// connects (slow on a loaded machine: retried while the wait lasts)
-				locks.withWaitTime(Duration.ofSeconds(30)).acquire("warm-up").close();
-			}
+			TestLocks.warmUp(a, b1, b2);
 			for (RedisLockTemplate b : List.of(b1, b2)) {
 				contenders.add(CompletableFuture.runAsync(() -> {
 					while (!stop.get()) {
