@@ -209,7 +209,7 @@ class EngineCallDefectTests {
 					}
 				}, "waiter-both-" + round);
 				first.start();
-				assertThat(parkedFor(first, Duration.ofMillis(100), Duration.ofSeconds(5)))
+				assertThat(TestLocks.parkedFor(first, Duration.ofMillis(100), Duration.ofSeconds(5)))
 					.as("the waiter for both keys is parked")
 					.isTrue();
 				AtomicLong acquiredAt = new AtomicLong();
@@ -223,7 +223,7 @@ class EngineCallDefectTests {
 					}
 				}, "waiter-a-" + round);
 				second.start();
-				assertThat(parkedFor(second, Duration.ofMillis(100), Duration.ofSeconds(5)))
+				assertThat(TestLocks.parkedFor(second, Duration.ofMillis(100), Duration.ofSeconds(5)))
 					.as("the waiter for a is parked")
 					.isTrue();
 				long released = System.nanoTime();
@@ -308,32 +308,6 @@ class EngineCallDefectTests {
 		finally {
 			client.shutdown();
 		}
-	}
-
-	/**
-	 * Waits until the thread has been parked (waiting, not running) without a break for
-	 * {@code quiet}: a thread waiting for a lock, not one in a Redis round trip.
-	 */
-	private static boolean parkedFor(Thread thread, Duration quiet, Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		long since = -1;
-		while (System.nanoTime() < deadline && thread.isAlive()) {
-			Thread.State state = thread.getState();
-			long now = System.nanoTime();
-			if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
-				if (since < 0) {
-					since = now;
-				}
-				else if (now - since >= quiet.toNanos()) {
-					return true;
-				}
-			}
-			else {
-				since = -1;
-			}
-			TestLocks.eventually(Duration.ofMillis(2), () -> false);
-		}
-		return false;
 	}
 
 }

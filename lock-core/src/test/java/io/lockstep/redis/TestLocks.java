@@ -2,6 +2,8 @@ package io.lockstep.redis;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisClient;
@@ -55,6 +57,43 @@ final class TestLocks {
 	 */
 	static boolean eventually(Duration timeout, BooleanSupplier condition) {
 		return Eventually.holds(timeout, condition);
+	}
+
+	/**
+	 * Waits until the thread has been parked (waiting, not running) without a break for
+	 * {@code quiet}: a thread waiting for a lock, not one in a Redis round trip.
+	 */
+	static boolean parkedFor(Thread thread, Duration quiet, Duration timeout) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		long since = -1;
+		while (System.nanoTime() < deadline && thread.isAlive()) {
+			Thread.State state = thread.getState();
+			long now = System.nanoTime();
+			if (state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING) {
+				if (since < 0) {
+					since = now;
+				}
+				else if (now - since >= quiet.toNanos()) {
+					return true;
+				}
+			}
+			else {
+				since = -1;
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+		}
+		return false;
+	}
+
+	/**
+	 * Connects each template and loads its scripts with one acquire and release of a key
+	 * of its own, retried for up to 30 s (a first connection can be slow on a loaded
+	 * machine), so that the timing a test measures afterwards is not the start-up's.
+	 */
+	static void warmUp(RedisLockTemplate... templates) {
+		for (RedisLockTemplate template : templates) {
+			template.withWaitTime(Duration.ofSeconds(30)).acquire("warm-up").close();
+		}
 	}
 
 	/** A second JVM running {@link LockWorker} with the test classpath. */

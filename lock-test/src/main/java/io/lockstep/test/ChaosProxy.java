@@ -9,12 +9,15 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -22,9 +25,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * test switches at any time: {@link #pass()} forwards bytes, {@link #blackhole()} accepts
  * and reads but drops every byte in both directions (connections stay open, as behind a
  * dead link), {@link #delay(long)} forwards every chunk that many milliseconds after it
- * arrived (a slow network), and {@link #reset()} closes every connection with a TCP reset
- * and resets new ones until another mode is set. Plain threads, two per direction of each
- * connection; {@link #close()} closes every socket and ends every thread.
+ * arrived (a slow network), {@link #holdCommandReplies()} holds back the replies on every
+ * connection but the subscribers' (a command connection stalled while pub/sub messages
+ * still arrive) until another mode is set, and {@link #reset()} closes every connection
+ * with a TCP reset and resets new ones until another mode is set. Plain threads, two per
+ * direction of each connection; {@link #close()} closes every socket and ends every
+ * thread.
  */
 public final class ChaosProxy implements AutoCloseable {
 
@@ -39,6 +45,8 @@ public final class ChaosProxy implements AutoCloseable {
 	private final List<Thread> threads = new CopyOnWriteArrayList<>();
 
 	private final AtomicLong dropped = new AtomicLong();
+
+	private final AtomicLong held = new AtomicLong();
 
 	private volatile Mode mode = new Mode(Kind.PASS, 0);
 
@@ -94,6 +102,24 @@ public final class ChaosProxy implements AutoCloseable {
 		}
 		this.mode = new Mode(Kind.DELAY, millis);
 		return this;
+	}
+
+	/**
+	 * Holds back what Redis sends on every connection that has not sent a
+	 * {@code SUBSCRIBE} (or {@code SSUBSCRIBE}, {@code PSUBSCRIBE}): the commands still
+	 * reach Redis and run, but their replies wait, in order, until another mode is set;
+	 * the messages of subscribed connections pass.
+	 */
+	public ChaosProxy holdCommandReplies() {
+		this.mode = new Mode(Kind.HOLD_COMMAND_REPLIES, 0);
+		return this;
+	}
+
+	/**
+	 * Replies (chunks read from Redis) held back by {@link #holdCommandReplies()} so far.
+	 */
+	public long heldReplies() {
+		return this.held.get();
 	}
 
 	/**
@@ -163,16 +189,19 @@ public final class ChaosProxy implements AutoCloseable {
 			this.sockets.add(client);
 			this.sockets.add(upstream);
 			int id = client.getPort();
-			pipe("chaos-proxy-up-" + id, client, upstream);
-			pipe("chaos-proxy-down-" + id, upstream, client);
+			AtomicBoolean subscriber = new AtomicBoolean();
+			pipe("chaos-proxy-up-" + id, client, upstream, subscriber, true);
+			pipe("chaos-proxy-down-" + id, upstream, client, subscriber, false);
 		}
 	}
 
 	/**
 	 * One direction of a connection: a reader stamping chunks with their arrival time,
 	 * and a writer that forwards each one when due.
+	 * @param subscriber set once the client sent a subscribe command on this connection
+	 * @param up whether this is the client-to-Redis direction
 	 */
-	private void pipe(String name, Socket from, Socket to) {
+	private void pipe(String name, Socket from, Socket to, AtomicBoolean subscriber, boolean up) {
 		BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
 		start(name + "-read", () -> {
 			byte[] buffer = new byte[16 * 1024];
@@ -183,7 +212,13 @@ public final class ChaosProxy implements AutoCloseable {
 						this.dropped.addAndGet(read);
 					}
 					else {
-						queue.add(new Chunk(Arrays.copyOf(buffer, read), System.nanoTime()));
+						byte[] bytes = Arrays.copyOf(buffer, read);
+						if (up && !subscriber.get()
+								&& new String(bytes, StandardCharsets.ISO_8859_1).toUpperCase(Locale.ROOT)
+									.contains("SUBSCRIBE")) {
+							subscriber.set(true);
+						}
+						queue.add(new Chunk(bytes, System.nanoTime()));
 					}
 				}
 			}
@@ -200,6 +235,13 @@ public final class ChaosProxy implements AutoCloseable {
 						break;
 					}
 					Mode current = this.mode;
+					if (!up && current.kind == Kind.HOLD_COMMAND_REPLIES && !subscriber.get()) {
+						this.held.incrementAndGet();
+						while (this.mode.kind == Kind.HOLD_COMMAND_REPLIES && !this.closed) {
+							TimeUnit.MILLISECONDS.sleep(1);
+						}
+						current = this.mode;
+					}
 					if (current.kind == Kind.BLACKHOLE) {
 						this.dropped.addAndGet(chunk.bytes.length);
 						continue;
@@ -262,7 +304,7 @@ public final class ChaosProxy implements AutoCloseable {
 
 	private enum Kind {
 
-		PASS, BLACKHOLE, DELAY, RESET
+		PASS, BLACKHOLE, DELAY, RESET, HOLD_COMMAND_REPLIES
 
 	}
 
@@ -270,7 +312,8 @@ public final class ChaosProxy implements AutoCloseable {
 
 		@Override
 		public String toString() {
-			return (this.kind == Kind.DELAY) ? "delay " + this.millis + "ms" : this.kind.name().toLowerCase();
+			return (this.kind == Kind.DELAY) ? "delay " + this.millis + "ms"
+					: this.kind.name().toLowerCase(Locale.ROOT).replace('_', ' ');
 		}
 
 	}

@@ -34,7 +34,7 @@ final class Resp {
 		}
 	}
 
-	private static byte[] encode(String... args) {
+	static byte[] encode(String... args) {
 		ByteArrayOutputStream buffer = new ByteArrayOutputStream();
 		writeLine(buffer, "*" + args.length);
 		for (String arg : args) {
@@ -52,7 +52,7 @@ final class Resp {
 		buffer.write('\n');
 	}
 
-	private static Object read(InputStream in) throws IOException {
+	static Object read(InputStream in) throws IOException {
 		int type = in.read();
 		if (type == -1) {
 			throw new IOException("Connection closed by Redis");

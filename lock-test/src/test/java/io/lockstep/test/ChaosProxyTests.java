@@ -1,6 +1,9 @@
 package io.lockstep.test;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 
@@ -44,6 +47,41 @@ class ChaosProxyTests {
 		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> proxyThreads() == threadsBefore))
 			.as("proxy threads left after close")
 			.isTrue();
+	}
+
+	@Test
+	void holdsTheRepliesOfCommandConnectionsButNotTheMessagesOfSubscribers(RedisNode redis) throws Exception {
+		try (ChaosProxy proxy = ChaosProxy.to(redis);
+				Socket commands = connect(proxy);
+				Socket subscriber = connect(proxy)) {
+			InputStream subscribed = new BufferedInputStream(subscriber.getInputStream());
+			subscriber.getOutputStream().write(Resp.encode("SUBSCRIBE", "held-test"));
+			assertThat(Resp.read(subscribed).toString()).contains("subscribe");
+			InputStream replies = new BufferedInputStream(commands.getInputStream());
+			commands.getOutputStream().write(Resp.encode("SET", "held", "1"));
+			assertThat(Resp.read(replies)).isEqualTo("OK");
+
+			proxy.holdCommandReplies();
+			commands.getOutputStream().write(Resp.encode("INCR", "held"));
+			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> "2".equals(redis.call("GET", "held"))))
+				.as("the command ran in Redis")
+				.isTrue();
+			assertThatExceptionOfType(SocketTimeoutException.class).isThrownBy(() -> Resp.read(replies));
+			assertThat(proxy.heldReplies()).isPositive();
+			redis.call("PUBLISH", "held-test", "passes");
+			assertThat(Resp.read(subscribed).toString()).as("the subscriber's message").contains("passes");
+
+			proxy.pass();
+			assertThat(Resp.read(replies)).as("the held reply, once passed").isEqualTo(2L);
+			System.out.printf("chaos proxy: held %d command reply chunk(s) while a subscriber's message passed%n",
+					proxy.heldReplies());
+		}
+	}
+
+	private static Socket connect(ChaosProxy proxy) throws IOException {
+		Socket socket = new Socket(proxy.host(), proxy.port());
+		socket.setSoTimeout(500);
+		return socket;
 	}
 
 	private static Object call(ChaosProxy proxy, Duration timeout, String... command) throws IOException {
