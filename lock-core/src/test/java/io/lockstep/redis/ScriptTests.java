@@ -56,13 +56,16 @@ class ScriptTests {
 		List<Long> first = acquire(OWNER, "10000");
 		List<Long> replay = acquire(OWNER, "20000");
 		assertThat(first.get(0)).isEqualTo(1L);
-		assertThat(replay).isEqualTo(List.of(1L, first.get(1)));
+		// the token it was granted with, and the lease now set
+		assertThat(replay).isEqualTo(List.of(1L, first.get(1), 20_000L));
 		assertThat(this.redis.call("DBSIZE")).isEqualTo(2L); // the lock and the fencing
 																// counter
 		assertThat((Long) this.redis.call("PTTL", "k")).isGreaterThan(10_000L);
 		List<Long> other = acquire(OTHER, "10000");
 		assertThat(other.get(0)).isZero();
 		assertThat(other.get(1)).isBetween(10_000L, 20_000L);
+		// the fencing counter as the attempt left it: above the token granted
+		assertThat(other.get(3)).isGreaterThan(first.get(1));
 	}
 
 	@Test
