@@ -11,6 +11,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -76,6 +77,9 @@ public final class ReleaseChannel implements AutoCloseable {
 	private volatile boolean sharded;
 
 	private volatile boolean closed;
+
+	/** Held while the connection is opened or closed. */
+	private final ReentrantLock connecting = new ReentrantLock();
 
 	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
 		this.client = client;
@@ -312,9 +316,24 @@ public final class ReleaseChannel implements AutoCloseable {
 		return refusal;
 	}
 
-	private synchronized StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+	/**
+	 * Opens the connection once; callers meanwhile wait on a {@link ReentrantLock}, not a
+	 * monitor, so that a virtual thread waiting for Redis never pins its carrier.
+	 */
+	private StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+		this.connecting.lock();
+		try {
+			return connect();
+		}
+		finally {
+			this.connecting.unlock();
+		}
+	}
+
+	/** Under {@link #connecting}. */
+	private StatefulRedisPubSubConnection<byte[], byte[]> connect() {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current == null) {
+		if (current == null && !this.closed) {
 			current = (this.client instanceof RedisClusterClient cluster)
 					? cluster.connectPubSub(ByteArrayCodec.INSTANCE)
 					: ((RedisClient) this.client).connectPubSub(ByteArrayCodec.INSTANCE);
@@ -348,14 +367,20 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	@Override
-	public synchronized void close() {
-		this.closed = true;
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current != null) {
-			if (current.isOpen()) {
-				current.close();
-			}
+	public void close() {
+		StatefulRedisPubSubConnection<byte[], byte[]> current;
+		this.connecting.lock();
+		try {
+			this.closed = true;
+			current = this.connection;
 			this.connection = null;
+		}
+		finally {
+			this.connecting.unlock();
+		}
+		// closing waits for the connection: outside the lock
+		if (current != null && current.isOpen()) {
+			current.close();
 		}
 	}
 
