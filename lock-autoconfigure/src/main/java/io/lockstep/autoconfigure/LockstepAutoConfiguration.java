@@ -32,6 +32,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -93,12 +94,12 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
-				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
 			LockstepProperties.Replication replication = properties.getReplication();
 			RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
 				.commandTimeout(commandTimeout(properties))
 				.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
-			configure(builder, properties, events, listeners);
+			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();
 		}
@@ -118,11 +119,11 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		RedisLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<LockLostListener> listeners,
-				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers) {
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
 			RedisLockTemplateBuilder builder = RedlockSettings.redlock(properties.getRedlock())
 				.builder()
 				.commandTimeout(commandTimeout(properties));
-			configure(builder, properties, events, listeners);
+			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();
 		}
@@ -137,11 +138,11 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		LocalLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<LockLostListener> listeners, ObjectProvider<ObservationRegistry> observationRegistry,
-				ObjectProvider<LockObservationConvention> convention) {
+				ObjectProvider<LockObservationConvention> convention, Environment environment) {
 			logger.warn("lockstep.enabled=false: locks are JVM-local and do NOT exclude other instances of this "
 					+ "application; LockTemplate and @DistributedLock work within this JVM only");
 			LocalLockTemplate.Builder builder = LocalLockTemplate.builder();
-			configure(builder, properties, events, listeners);
+			configure(builder, properties, events, listeners, environment);
 			observationRegistry
 				.ifAvailable((registry) -> builder.observationRegistry(registry, convention.getIfAvailable()));
 			return builder.build();
@@ -150,7 +151,11 @@ public final class LockstepAutoConfiguration {
 	}
 
 	private static void configure(AbstractLockTemplateBuilder<?, ?> builder, LockstepProperties properties,
-			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners) {
+			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners, Environment environment) {
+		// spring.threads.virtual.enabled (JDK 21+): the threads Lockstep starts for work
+		// that may block run as virtual threads; its timers and watchdog stay platform
+		// threads
+		builder.virtualThreads(Threading.VIRTUAL.isActive(environment));
 		builder.keyPrefix(properties.getKeyPrefix())
 			.waitTime(properties.getWaitTime())
 			.leaseTime(properties.getLeaseTime())

@@ -28,10 +28,24 @@ import org.springframework.data.redis.core.script.RedisScript;
  * cannot start with {@code "__"}), which expire a minute after their last waiter asked.
  * Without a replica check, a release hands the lock to the first live queued waiter and
  * tells it on its client's channel {@code <key-prefix>__c:<client id>}.
+ * <p>
+ * With a replica check, each acquisition is followed by {@code WAIT}, which blocks its
+ * connection until the replicas acknowledge or its timeout passes, so acquisitions (and
+ * the commands that undo them, which must reach Redis after them) have a connection of
+ * their own: renewals, releases and checks of held locks never queue behind a
+ * {@code WAIT}, and a slow or dead replica refuses acquisitions without costing a holder
+ * its lease.
  */
 final class RedisBackend implements LockBackend {
 
+	/** Renewals, releases and checks of held locks. */
 	private final LockCommands commands;
+
+	/**
+	 * Acquisitions and what undoes them: {@link #commands} itself without a replica
+	 * check, else a connection of their own (their {@code WAIT} blocks it).
+	 */
+	private final LockCommands acquisitions;
 
 	private final ReleaseChannel channel;
 
@@ -53,6 +67,7 @@ final class RedisBackend implements LockBackend {
 	RedisBackend(AbstractRedisClient client, Duration commandTimeout, String keyPrefix, int replicaAcks,
 			Duration replicaAckTimeout) {
 		this.commands = new LockCommands(client, commandTimeout);
+		this.acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : this.commands;
 		this.channel = new ReleaseChannel(client, commandTimeout);
 		this.keyPrefix = keyPrefix;
 		this.fenceKey = keyPrefix + "__fence";
@@ -70,7 +85,7 @@ final class RedisBackend implements LockBackend {
 	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
 			long handOffMillis, boolean queued) {
 		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
-		return attempt(id, owner, this.commands.eval(call.script(), call.keys(), call.args(), call.what()));
+		return attempt(id, owner, this.acquisitions.eval(call.script(), call.keys(), call.args(), call.what()));
 	}
 
 	/** One script call: what it runs, on which keys, with which arguments. */
@@ -107,7 +122,7 @@ final class RedisBackend implements LockBackend {
 	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
 			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
 		Call call = acquireCall(id, owner, leaseMillis, maxHoldMillis, entryMillis, handOffMillis, queued);
-		CompletableFuture<List<Long>> reply = this.commands.evalBounded(call.script(), call.keys(), call.args(),
+		CompletableFuture<List<Long>> reply = this.acquisitions.evalBounded(call.script(), call.keys(), call.args(),
 				call.what());
 		if (this.replicaAcks == 0) {
 			return reply.thenApply((values) -> attempt(id, owner, values));
@@ -135,13 +150,15 @@ final class RedisBackend implements LockBackend {
 
 	/**
 	 * With a replica check configured, waits until enough replicas acknowledged the
-	 * acquisition; releases it and throws when they did not in time.
+	 * acquisition ({@code WAIT} on the acquisitions' connection, which made it); releases
+	 * it (on the lease connection: the acquisition has run) and throws when they did not
+	 * in time.
 	 */
 	private void confirmReplicated(LockId id, String owner) {
 		if (this.replicaAcks == 0) {
 			return;
 		}
-		long acknowledged = this.commands.waitForReplicas(this.replicaAcks, this.replicaAckTimeout);
+		long acknowledged = this.acquisitions.waitForReplicas(this.replicaAcks, this.replicaAckTimeout);
 		if (acknowledged < this.replicaAcks) {
 			release(id, owner);
 			throw new LockException("Lock '" + id.display() + "' was acquired on the master, but only " + acknowledged
@@ -227,7 +244,7 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public void leave(LockId id, String owner) {
-		this.commands.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
+		this.acquisitions.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
 				releaseArgs(owner, true));
 	}
 
@@ -240,7 +257,7 @@ final class RedisBackend implements LockBackend {
 
 	@Override
 	public void releaseQuietly(LockId id, String owner) {
-		this.commands.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
+		this.acquisitions.evalAsync(LockCommands.RELEASE, handsOff() ? releaseKeys(id) : id.keys(),
 				releaseArgs(owner, false));
 	}
 
@@ -293,6 +310,9 @@ final class RedisBackend implements LockBackend {
 	@Override
 	public void close() {
 		this.channel.close();
+		if (this.acquisitions != this.commands) {
+			this.acquisitions.close();
+		}
 		this.commands.close();
 	}
 

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -44,6 +45,9 @@ final class Node implements AutoCloseable {
 	private CompletableFuture<Void> queue = CompletableFuture.completedFuture(null);
 
 	private volatile boolean refusing;
+
+	/** Whether its {@code appendfsync} was asked (once, at its first vote). */
+	private final AtomicBoolean fsyncChecked = new AtomicBoolean();
 
 	Node(String name, AbstractRedisClient client, Duration commandTimeout, Executor connector) {
 		this.name = name;
@@ -167,6 +171,34 @@ final class Node implements AutoCloseable {
 			logger.info("Redlock node {} persists its data again and takes part in locks", this.name);
 		}
 		this.refusing = refusing;
+		if (!refusing && this.fsyncChecked.compareAndSet(false, true)) {
+			checkFsync();
+		}
+	}
+
+	/**
+	 * Warns (once) when the node syncs its append-only file less often than every write.
+	 * With {@code appendfsync everysec} (Redis's default) a crash of the node's machine
+	 * (power loss, kernel panic; not a crash of the Redis process alone) can lose up to
+	 * the last second of acknowledged writes, among them a lock granted just before: the
+	 * node restarts without it and may grant it again. Not refused: {@code CONFIG} cannot
+	 * run inside the acquire script, so the setting could not be checked atomically, and
+	 * the risk is closed as well by keeping a crashed node down for longer than the
+	 * longest lease before restarting it.
+	 */
+	private void checkFsync() {
+		this.commands.configAsync("appendfsync").whenComplete((fsync, failure) -> {
+			if (failure != null) {
+				logger.debug("Could not read appendfsync of Redlock node {}: {}", this.name, failure.getMessage());
+			}
+			else if (!"always".equals(fsync)) {
+				logger.warn("Redlock node {} persists with appendfsync {}: if its machine crashes (power loss, kernel "
+						+ "panic), up to {} of acknowledged writes can be lost, among them a lock it granted just "
+						+ "before, which it may grant again after the restart; use appendfsync always, or keep a "
+						+ "crashed node down for longer than the longest lease before restarting it", this.name, fsync,
+						"no".equals(fsync) ? "the last 30 s (the operating system's flush interval)" : "1 s");
+			}
+		});
 	}
 
 	@Override

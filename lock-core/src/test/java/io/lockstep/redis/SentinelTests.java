@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -127,6 +129,70 @@ class SentinelTests {
 			finally {
 				replicated.replica().resume();
 			}
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	/**
+	 * A paused replica makes every acquisition's WAIT block for its whole acknowledgement
+	 * timeout; 8 threads keep acquiring other keys meanwhile. The holder of a key taken
+	 * before keeps its lease for 3 leases: its renewals never queue behind a WAIT.
+	 */
+	@Test
+	void aDeadReplicaRefusesAcquisitionsButNeverCostsAHolderItsLease(RedisFixture fixture) throws Exception {
+		RedisFixture.Replicated replicated = fixture.replicated(1);
+		RedisNode master = replicated.master();
+		RedisClient client = TestLocks.client(master);
+		AtomicInteger lost = new AtomicInteger();
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.commandTimeout(Duration.ofMillis(500))
+			.leaseTime(Duration.ofMillis(1500))
+			.waitTime(Duration.ofSeconds(10))
+			.replicaAcknowledgements(1, Duration.ofSeconds(1))
+			.lockLostListener((event) -> lost.incrementAndGet())
+			.build()) {
+			LockHandle held = locks.acquire("holder");
+			replicated.replica().pause();
+			AtomicInteger refused = new AtomicInteger();
+			AtomicInteger acquired = new AtomicInteger();
+			long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(4500);
+			List<CompletableFuture<Void>> threads = new ArrayList<>();
+			ExecutorService pool = Executors.newFixedThreadPool(8);
+			try {
+				for (int t = 0; t < 8; t++) {
+					String key = "other-" + t;
+					threads.add(CompletableFuture.runAsync(() -> {
+						while (System.nanoTime() - until < 0) {
+							try {
+								locks.tryAcquire(key).ifPresent((lock) -> {
+									acquired.incrementAndGet();
+									lock.close();
+								});
+							}
+							catch (LockException ex) {
+								refused.incrementAndGet();
+							}
+						}
+					}, pool));
+				}
+				CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+				long pttl = (Long) master.call("PTTL", "lockstep:holder");
+				System.out.printf(
+						"replica paused, 8 threads acquiring other keys for 4.5 s (3 leases): %d refused, "
+								+ "%d acquired; the holder's lease: held %s, %d lost event(s), PTTL %d ms%n",
+						refused.get(), acquired.get(), held.isHeld(), lost.get(), pttl);
+				assertThat(refused.get()).as("acquisitions refused by the replica check").isPositive();
+				assertThat(held.isHeld()).as("the holder still holds its lease").isTrue();
+				assertThat(lost.get()).as("lease-lost events").isZero();
+				assertThat(pttl).as("PTTL of the held key").isPositive();
+			}
+			finally {
+				pool.shutdownNow();
+				replicated.replica().resume();
+			}
+			held.close();
 		}
 		finally {
 			client.shutdown();

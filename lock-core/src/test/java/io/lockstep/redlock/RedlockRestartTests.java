@@ -6,6 +6,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -14,6 +18,7 @@ import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -106,6 +111,52 @@ class RedlockRestartTests {
 				// expected: its keys on the restarted nodes were gone
 			}
 		}
+	}
+
+	/**
+	 * {@code appendfsync everysec} (Redis's default) can lose the last second of
+	 * acknowledged writes when a node's machine crashes: each such node is named in one
+	 * WARN at its first vote; nodes with {@code appendfsync always} are not.
+	 */
+	@Test
+	void aNodeThatSyncsItsAppendOnlyFileOnlyEverySecondIsWarnedAbout(RedisFixture fixture) {
+		List<RedisNode> everySecond = fixture.masters(2, "--appendonly", "yes", "--appendfsync", "everysec");
+		List<RedisNode> nodes = new ArrayList<>(everySecond);
+		nodes.addAll(fixture.masters(3, "--appendonly", "yes", "--appendfsync", "always"));
+		Logger logger = (Logger) LoggerFactory.getLogger(Node.class);
+		ListAppender<ILoggingEvent> appender = new ListAppender<>();
+		appender.start();
+		logger.addAppender(appender);
+		try (RedisLockTemplate locks = template(nodes, true)) {
+			for (int i = 0; i < 3; i++) {
+				locks.tryAcquire("fsync").orElseThrow().close();
+			}
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5), () -> warnings(appender).size() >= 2))
+				.as("warnings: %s", warnings(appender))
+				.isTrue();
+			List<String> warnings = warnings(appender);
+			warnings.forEach((warning) -> System.out.printf("Redlock, appendfsync: %s%n", warning));
+			assertThat(warnings).hasSize(2);
+			for (int i = 0; i < nodes.size(); i++) {
+				String name = nodes.get(i).uri();
+				long naming = warnings.stream()
+					.filter((warning) -> warning.startsWith("Redlock node " + name + " "))
+					.count();
+				assertThat(naming).as("warnings naming %s", name).isEqualTo((i < 2) ? 1 : 0);
+			}
+			assertThat(warnings.get(0)).contains("appendfsync everysec").contains("up to 1 s of acknowledged writes");
+		}
+		finally {
+			logger.detachAppender(appender);
+		}
+	}
+
+	private static List<String> warnings(ListAppender<ILoggingEvent> appender) {
+		return List.copyOf(appender.list)
+			.stream()
+			.filter((event) -> event.getLevel() == Level.WARN)
+			.map(ILoggingEvent::getFormattedMessage)
+			.toList();
 	}
 
 	private static RedisLockTemplate template(List<RedisNode> nodes, boolean requirePersistence) {

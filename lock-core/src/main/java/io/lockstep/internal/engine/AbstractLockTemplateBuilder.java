@@ -30,6 +30,8 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 
 	private boolean interruptOnLeaseLost;
 
+	private boolean virtualThreads;
+
 	private final List<LockLostListener> listeners = new ArrayList<>();
 
 	private final Map<String, LockSettings.Override> overrides = new LinkedHashMap<>();
@@ -80,6 +82,22 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	 */
 	public B interruptOnLeaseLost(boolean interrupt) {
 		this.interruptOnLeaseLost = interrupt;
+		return self();
+	}
+
+	/**
+	 * Whether the threads the library starts for work that may block run as virtual
+	 * threads: the workers of asynchronous (reactive) acquisitions and the thread that
+	 * tells the lock-lost listeners. Default {@code false}; the auto-configuration
+	 * follows {@code spring.threads.virtual.enabled}. The watchdog and the timers stay on
+	 * platform threads (their tasks never block, and must run on time).
+	 * @throws IllegalStateException on a JDK without virtual threads (before 21)
+	 */
+	public B virtualThreads(boolean virtual) {
+		if (virtual) {
+			LockThreads.virtual("lockstep-check-");
+		}
+		this.virtualThreads = virtual;
 		return self();
 	}
 
@@ -147,7 +165,7 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	/** An engine over the backend with this builder's settings. */
 	protected LockEngine engine(LockBackend backend) {
 		return new LockEngine(backend, this.keyPrefix, this.maxHoldTime, this.listeners, this.interruptOnLeaseLost,
-				this.observationRegistry, this.observationConvention);
+				this.observationRegistry, this.observationConvention, this.virtualThreads);
 	}
 
 	/**

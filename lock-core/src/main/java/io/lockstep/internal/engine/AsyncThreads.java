@@ -16,13 +16,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The engine's threads for acquisitions that wait without a thread of their own: one
  * timer thread ({@code lockstep-async-timer}: retries after a back-off, the holder's
- * remaining lease or a periodic re-check; its tasks never block) and a few worker threads
- * ({@code lockstep-async-N}) that complete the caller-visible futures, so that the
- * caller's code never runs on the storage client's I/O threads, and that run what may
- * block: a release (bounded by the command timeout), readying the notification channel,
- * an attempt of a backend without an asynchronous client. Handing a task over never
- * blocks the caller (a lock-free queue). All are daemon threads; a failing task is logged
- * and harms no other. Created on first use, closed with the engine.
+ * remaining lease or a periodic re-check; its tasks never block, so it stays a platform
+ * thread) and worker threads ({@code lockstep-async-N}) that complete the caller-visible
+ * futures, so that the caller's code never runs on the storage client's I/O threads, and
+ * that run what may block: a release (bounded by the command timeout), readying the
+ * notification channel, an attempt of a backend without an asynchronous client. The
+ * workers are a few daemon platform threads, or, where the application asked for virtual
+ * threads, a virtual thread per task. Handing a task over never blocks the caller (a
+ * lock-free queue). A failing task is logged and harms no other. Created on first use,
+ * closed with the engine.
  */
 final class AsyncThreads implements AutoCloseable {
 
@@ -30,16 +32,30 @@ final class AsyncThreads implements AutoCloseable {
 
 	private final ScheduledThreadPoolExecutor timer;
 
-	private final ThreadPoolExecutor workers;
+	private final Executor workers;
 
-	AsyncThreads() {
-		this.timer = new ScheduledThreadPoolExecutor(1, (task) -> daemon(task, "lockstep-async-timer"));
+	private final Runnable stopWorkers;
+
+	/**
+	 * @param virtual whether the workers are virtual threads (JDK 21+)
+	 */
+	AsyncThreads(boolean virtual) {
+		this.timer = new ScheduledThreadPoolExecutor(1, LockThreads.platform("lockstep-async-timer"));
 		this.timer.setRemoveOnCancelPolicy(true);
-		AtomicInteger count = new AtomicInteger();
-		int size = Math.max(2, Runtime.getRuntime().availableProcessors());
-		this.workers = new ThreadPoolExecutor(size, size, 10, TimeUnit.SECONDS, new LinkedTransferQueue<>(),
-				(task) -> daemon(task, "lockstep-async-" + count.incrementAndGet()));
-		this.workers.allowCoreThreadTimeOut(true);
+		if (virtual) {
+			LockThreads.PerTask perTask = new LockThreads.PerTask(LockThreads.virtual("lockstep-async-"));
+			this.workers = perTask;
+			this.stopWorkers = perTask::shutdown;
+		}
+		else {
+			AtomicInteger count = new AtomicInteger();
+			int size = Math.max(2, Runtime.getRuntime().availableProcessors());
+			ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 10, TimeUnit.SECONDS,
+					new LinkedTransferQueue<>(), (task) -> daemon(task, "lockstep-async-" + count.incrementAndGet()));
+			pool.allowCoreThreadTimeOut(true);
+			this.workers = pool;
+			this.stopWorkers = pool::shutdown;
+		}
 	}
 
 	/** The worker threads; may block, bounded. */
@@ -57,7 +73,7 @@ final class AsyncThreads implements AutoCloseable {
 		}
 	}
 
-	private static void run(ThreadPoolExecutor executor, Runnable task) {
+	private static void run(Executor executor, Runnable task) {
 		try {
 			executor.execute(() -> safely(task));
 		}
@@ -84,7 +100,7 @@ final class AsyncThreads implements AutoCloseable {
 	@Override
 	public void close() {
 		this.timer.shutdownNow();
-		this.workers.shutdown();
+		this.stopWorkers.run();
 	}
 
 }

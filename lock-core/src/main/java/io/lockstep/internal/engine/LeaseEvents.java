@@ -15,9 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes lost leases and failed releases visible: counts, observes and logs them, and
- * tells the {@link LockLostListener}s on a thread of its own ({@code lockstep-events}),
- * never on a storage client's I/O thread or the watchdog, so a listener may call the lock
- * API and a failing listener (even with an {@code Error}) harms nothing else. When
+ * tells the {@link LockLostListener}s, in order, on a thread of its own
+ * ({@code lockstep-events}; a virtual thread where the application asked for them), never
+ * on a storage client's I/O thread or the watchdog, so a listener may call the lock API
+ * and a failing listener (even with an {@code Error}) harms nothing else. When
  * configured, a lost lease also interrupts the calls still guarded by it.
  */
 final class LeaseEvents implements AutoCloseable {
@@ -36,16 +37,16 @@ final class LeaseEvents implements AutoCloseable {
 
 	private final AtomicLong releasesFailed = new AtomicLong();
 
-	LeaseEvents(List<LockLostListener> listeners, boolean interruptHolder, LockObservations observations) {
+	/**
+	 * @param virtual whether listeners run on a virtual thread (JDK 21+)
+	 */
+	LeaseEvents(List<LockLostListener> listeners, boolean interruptHolder, LockObservations observations,
+			boolean virtual) {
 		this.listeners = List.copyOf(listeners);
 		this.interruptHolder = interruptHolder;
 		this.observations = observations;
 		ThreadPoolExecutor executor = new ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				(task) -> {
-					Thread thread = new Thread(task, "lockstep-events");
-					thread.setDaemon(true);
-					return thread;
-				});
+				virtual ? LockThreads.virtual("lockstep-events-") : LockThreads.platform("lockstep-events"));
 		executor.allowCoreThreadTimeOut(true);
 		this.executor = executor;
 	}

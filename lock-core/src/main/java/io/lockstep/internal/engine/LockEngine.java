@@ -74,21 +74,27 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	/** The threads of {@link #acquireAsync}; created on first use. */
 	private AsyncThreads asyncThreads;
 
+	private final boolean virtualThreads;
+
 	private boolean closed;
 
 	/**
 	 * @param maxHoldTime the hard cap on every hold, or {@code null}
 	 * @param observationRegistry may be {@code null} (no observations)
 	 * @param convention may be {@code null} (the default convention)
+	 * @param virtualThreads whether the asynchronous acquisitions' workers and the
+	 * lock-lost listeners run on virtual threads (JDK 21+)
 	 */
 	public LockEngine(LockBackend backend, String keyPrefix, Duration maxHoldTime, List<LockLostListener> listeners,
-			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention) {
+			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention,
+			boolean virtualThreads) {
+		this.virtualThreads = virtualThreads;
 		this.backend = backend;
 		this.keyPrefix = keyPrefix;
 		this.maxHoldTime = maxHoldTime;
 		this.maxHoldNanos = (maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE;
 		this.observations = new LockObservations(observationRegistry, convention);
-		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations);
+		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations, virtualThreads);
 		this.watchdog = new Watchdog(backend, this.leases, this);
 		this.waiters = new Waiters(backend, this.watchdog.executor());
 		backend.onHandOff(this.waiters::handedOff);
@@ -394,7 +400,7 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			throw new LockException("The lock client is closed");
 		}
 		if (this.asyncThreads == null) {
-			this.asyncThreads = new AsyncThreads();
+			this.asyncThreads = new AsyncThreads(this.virtualThreads);
 		}
 		return this.asyncThreads;
 	}

@@ -63,11 +63,10 @@ final class Watchdog implements AutoCloseable {
 		this.backend = backend;
 		this.leases = leases;
 		this.engine = engine;
-		this.scheduler = new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "lockstep-watchdog");
-			thread.setDaemon(true);
-			return thread;
-		});
+		// a platform thread even where the application runs on virtual threads: its tasks
+		// never block, and renewals must run on time even while the application's virtual
+		// threads keep every carrier thread busy (a late renewal is a lost lease)
+		this.scheduler = new ScheduledThreadPoolExecutor(1, LockThreads.platform("lockstep-watchdog"));
 		this.scheduler.setRemoveOnCancelPolicy(true);
 	}
 

@@ -140,13 +140,15 @@ final class LazyConnection implements AutoCloseable {
 
 	@Override
 	public void close() {
+		StatefulConnection<byte[], byte[]> open;
 		synchronized (this) {
 			this.closed = true;
-			// the client may have been shut down first (its factory stopped): then the
-			// connection is closed already
-			if (this.connection != null && this.connection.isOpen()) {
-				this.connection.close();
-			}
+			open = this.connection;
+		}
+		// closing waits for the connection: outside the monitor. The client may have been
+		// shut down first (its factory stopped): then the connection is closed already
+		if (open != null && open.isOpen()) {
+			open.close();
 		}
 		failQueued(new LockException("The lock client is closed"));
 	}

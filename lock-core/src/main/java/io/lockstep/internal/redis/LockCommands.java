@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -17,6 +19,8 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lockstep.LockException;
 import io.lockstep.internal.DurationFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -53,6 +57,15 @@ public final class LockCommands implements AutoCloseable {
 	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
 
 	private static final byte[][] NO_KEYS = new byte[0][];
+
+	private static final Logger logger = LoggerFactory.getLogger(LockCommands.class);
+
+	/**
+	 * Fails the bounded commands Redis did not answer in time; one daemon thread
+	 * ({@code lockstep-command-timeout}, started on first use, ended after 10 s without a
+	 * pending timeout), whose tasks never block and are removed when cancelled.
+	 */
+	private static final ScheduledThreadPoolExecutor TIMEOUTS = timeouts();
 
 	private final Duration timeout;
 
@@ -133,14 +146,17 @@ public final class LockCommands implements AutoCloseable {
 			String what) {
 		CompletableFuture<T> reply = evalAsync(script, keys, args);
 		CompletableFuture<T> result = new CompletableFuture<>();
-		CompletableFuture.delayedExecutor(this.timeout.toNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+		ScheduledFuture<?> timeout = schedule(() -> {
 			synchronized (reply) {
 				if (!reply.isDone()) {
 					reply.completeExceptionally(new TimeoutException());
 				}
 			}
-		});
+		}, this.timeout);
 		reply.whenComplete((value, failure) -> {
+			// the timeout task goes with its command: under load, tasks left behind
+			// would each keep a command and its reply for the whole timeout
+			timeout.cancel(false);
 			if (failure == null) {
 				result.complete(value);
 			}
@@ -185,6 +201,15 @@ public final class LockCommands implements AutoCloseable {
 			.orElse("unknown");
 	}
 
+	/**
+	 * The value of one configuration parameter ({@code CONFIG GET}), {@code null} when
+	 * the server has no such parameter; fails where {@code CONFIG} is not allowed.
+	 */
+	public CompletableFuture<String> configAsync(String parameter) {
+		return this.connection.send((commands) -> commands.configGet(parameter))
+			.thenApply((values) -> values.get(parameter));
+	}
+
 	public long pttl(String key) {
 		return await(this.connection.send((commands) -> commands.pttl(key.getBytes(StandardCharsets.UTF_8))),
 				"read the lease of '" + key + "'");
@@ -223,6 +248,34 @@ public final class LockCommands implements AutoCloseable {
 	@Override
 	public void close() {
 		this.connection.close();
+	}
+
+	private static ScheduledThreadPoolExecutor timeouts() {
+		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
+			Thread thread = new Thread(task, "lockstep-command-timeout");
+			thread.setDaemon(true);
+			return thread;
+		});
+		executor.setRemoveOnCancelPolicy(true);
+		executor.setKeepAliveTime(10, TimeUnit.SECONDS);
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
+	}
+
+	private static ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+		return TIMEOUTS.schedule(() -> {
+			try {
+				task.run();
+			}
+			catch (Throwable ex) {
+				logger.error("A lock command's timeout task failed", ex);
+			}
+		}, delay.toNanos(), TimeUnit.NANOSECONDS);
+	}
+
+	/** The timeout tasks of bounded commands not completed yet (for tests). */
+	static int pendingTimeouts() {
+		return TIMEOUTS.getQueue().size();
 	}
 
 	static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {

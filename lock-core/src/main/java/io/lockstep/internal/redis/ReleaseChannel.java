@@ -3,12 +3,15 @@ package io.lockstep.internal.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
@@ -31,12 +34,23 @@ import org.slf4j.LoggerFactory;
  * of the waiter's client. The listeners only unpark waiters. Where SUBSCRIBE is refused
  * (managed Redis, an ACL without channel rights) it logs one WARN and reports that
  * notifications are unavailable, so waiters poll with backoff.
+ * <p>
+ * A subscription that is lost is made again: Redis 7 ends the sharded subscriptions of a
+ * slot when its node loses the slot (a Cluster failover; Lettuce then forgets them and
+ * does not subscribe again after a reconnect), and a SUBSCRIBE may fail (a timeout, a
+ * node not reachable yet). Every channel still wanted — the client's own for its whole
+ * life, a key's until it is unsubscribed — is subscribed again at once after a loss and
+ * every {@value #RETRY_MILLIS} ms after a failure; meanwhile {@link #hearsOwn} says no,
+ * so waiters re-check instead of waiting for a hand-off that cannot reach them.
  */
 public final class ReleaseChannel implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(ReleaseChannel.class);
 
 	private static final CompletableFuture<Void> NOT_SENT = CompletableFuture.completedFuture(null);
+
+	/** The pause before a failed subscription is tried again. */
+	static final long RETRY_MILLIS = 200;
 
 	private final AbstractRedisClient client;
 
@@ -53,6 +67,9 @@ public final class ReleaseChannel implements AutoCloseable {
 	 */
 	private final Map<String, CompletableFuture<?>> own = new ConcurrentHashMap<>();
 
+	/** The key channels subscribed and not unsubscribed since. */
+	private final Set<String> keys = ConcurrentHashMap.newKeySet();
+
 	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
 
 	private volatile boolean refused;
@@ -60,6 +77,9 @@ public final class ReleaseChannel implements AutoCloseable {
 	private volatile boolean sharded;
 
 	private volatile boolean closed;
+
+	/** Held while the connection is opened or closed. */
+	private final ReentrantLock connecting = new ReentrantLock();
 
 	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
 		this.client = client;
@@ -118,15 +138,25 @@ public final class ReleaseChannel implements AutoCloseable {
 	 */
 	public CompletableFuture<?> subscribeOwn(String channel) {
 		synchronized (this.own) {
-			if (this.own.containsKey(channel)) {
+			CompletableFuture<?> current = this.own.get(channel);
+			if (current != null && !current.isCompletedExceptionally()) {
 				return NOT_SENT;
 			}
-			CompletableFuture<?> subscribed = subscribe(channel);
-			if (subscribed != NOT_SENT) {
-				this.own.put(channel, subscribed);
-			}
-			return subscribed;
+			return subscribeOwnNow(channel);
 		}
+	}
+
+	/** Sends SUBSCRIBE for one of the client's own channels; under the own monitor. */
+	private CompletableFuture<?> subscribeOwnNow(String channel) {
+		CompletableFuture<?> subscribed = send(channel);
+		if (subscribed == NOT_SENT) {
+			// not connected, refused or closed: the next waiter asks again
+			this.own.remove(channel);
+		}
+		else {
+			this.own.put(channel, subscribed);
+		}
+		return subscribed;
 	}
 
 	/**
@@ -165,19 +195,71 @@ public final class ReleaseChannel implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Subscribes to a key's channel until {@link #unsubscribe}; subscribes again whenever
+	 * the subscription fails or is lost meanwhile.
+	 */
 	public CompletableFuture<?> subscribe(String key) {
+		this.keys.add(key);
+		return send(key);
+	}
+
+	/**
+	 * Sends (S)SUBSCRIBE; when it fails other than by a refusal, tries again after
+	 * {@value #RETRY_MILLIS} ms while the channel is still wanted.
+	 */
+	private CompletableFuture<?> send(String name) {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current == null || this.refused || this.closed) {
 			return NOT_SENT;
 		}
 		try {
-			byte[] channel = key.getBytes(StandardCharsets.UTF_8);
-			return (this.sharded ? current.async().ssubscribe(channel) : current.async().subscribe(channel))
+			byte[] channel = name.getBytes(StandardCharsets.UTF_8);
+			CompletableFuture<?> subscribed = (this.sharded ? current.async().ssubscribe(channel)
+					: current.async().subscribe(channel))
 				.toCompletableFuture();
+			subscribed.whenComplete((done, failure) -> {
+				if (failure != null && !failed(failure)) {
+					CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS).execute(() -> {
+						try {
+							again(name, subscribed);
+						}
+						catch (Throwable ex) {
+							logger.error("Subscribing again to {} failed", name, ex);
+						}
+					});
+				}
+			});
+			return subscribed;
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
 			return NOT_SENT;
+		}
+	}
+
+	/**
+	 * Subscribes again to a channel still wanted whose subscription was lost or failed
+	 * ({@code failed}; {@code null} for a loss). Never blocks: it runs on the client's
+	 * I/O thread after a loss.
+	 */
+	private void again(String name, CompletableFuture<?> failed) {
+		if (this.refused || this.closed) {
+			return;
+		}
+		synchronized (this.own) {
+			CompletableFuture<?> current = this.own.get(name);
+			if (current != null) {
+				if (failed == null || current == failed) {
+					logger.debug("Subscribing again to {} ({})", name, (failed != null) ? "failed" : "lost");
+					subscribeOwnNow(name);
+				}
+				return;
+			}
+		}
+		if (this.keys.contains(name)) {
+			logger.debug("Subscribing again to {} ({})", name, (failed != null) ? "failed" : "lost");
+			send(name);
 		}
 	}
 
@@ -194,6 +276,7 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	public void unsubscribe(String key) {
+		this.keys.remove(key);
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
 		if (current != null && !this.refused && !this.closed) {
 			try {
@@ -214,9 +297,11 @@ public final class ReleaseChannel implements AutoCloseable {
 	/**
 	 * A refusal (no permission, unknown command) switches to polling for good; other
 	 * failures are transient.
+	 * @return whether it was a refusal
 	 */
-	private void failed(Exception ex) {
-		Throwable cause = (ex instanceof ExecutionException && ex.getCause() != null) ? ex.getCause() : ex;
+	private boolean failed(Throwable ex) {
+		Throwable cause = ((ex instanceof ExecutionException || ex instanceof CompletionException)
+				&& ex.getCause() != null) ? ex.getCause() : ex;
 		String message = String.valueOf(cause.getMessage());
 		boolean refusal = message.contains("NOPERM") || message.contains("unknown command")
 				|| message.contains("not allowed");
@@ -228,11 +313,27 @@ public final class ReleaseChannel implements AutoCloseable {
 		else if (!refusal) {
 			logger.debug("SUBSCRIBE did not complete ({}); waiters re-check periodically", message);
 		}
+		return refusal;
 	}
 
-	private synchronized StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+	/**
+	 * Opens the connection once; callers meanwhile wait on a {@link ReentrantLock}, not a
+	 * monitor, so that a virtual thread waiting for Redis never pins its carrier.
+	 */
+	private StatefulRedisPubSubConnection<byte[], byte[]> connection() {
+		this.connecting.lock();
+		try {
+			return connect();
+		}
+		finally {
+			this.connecting.unlock();
+		}
+	}
+
+	/** Under {@link #connecting}. */
+	private StatefulRedisPubSubConnection<byte[], byte[]> connect() {
 		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current == null) {
+		if (current == null && !this.closed) {
 			current = (this.client instanceof RedisClusterClient cluster)
 					? cluster.connectPubSub(ByteArrayCodec.INSTANCE)
 					: ((RedisClient) this.client).connectPubSub(ByteArrayCodec.INSTANCE);
@@ -247,21 +348,39 @@ public final class ReleaseChannel implements AutoCloseable {
 				public void smessage(byte[] channel, byte[] message) {
 					deliver(channel, message);
 				}
+
+				@Override
+				public void unsubscribed(byte[] channel, long count) {
+					again(new String(channel, StandardCharsets.UTF_8), null);
+				}
+
+				@Override
+				public void sunsubscribed(byte[] channel, long count) {
+					again(new String(channel, StandardCharsets.UTF_8), null);
+				}
 			});
 			this.connection = current;
+			// keys subscribed while there was no connection yet
+			this.keys.forEach(this::send);
 		}
 		return current;
 	}
 
 	@Override
-	public synchronized void close() {
-		this.closed = true;
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current != null) {
-			if (current.isOpen()) {
-				current.close();
-			}
+	public void close() {
+		StatefulRedisPubSubConnection<byte[], byte[]> current;
+		this.connecting.lock();
+		try {
+			this.closed = true;
+			current = this.connection;
 			this.connection = null;
+		}
+		finally {
+			this.connecting.unlock();
+		}
+		// closing waits for the connection: outside the lock
+		if (current != null && current.isOpen()) {
+			current.close();
 		}
 	}
 
