@@ -1,6 +1,7 @@
 package io.lockstep.kotlin
 
 import io.lockstep.LockAcquisitionException
+import io.lockstep.LockLostException
 import io.lockstep.LockTemplate
 import io.lockstep.ReactiveLockTemplate
 import io.lockstep.test.RedisNode
@@ -162,6 +163,48 @@ class WithLockTests {
 				assertThat(redis.awaitGone("kotlin:orders:42")).isTrue()
 				println("withLock cancelled while holding: key gone %.2f ms after the cancel".format((System.nanoTime() - cancelled) / 1e6))
 			}
+		}
+	}
+
+	@Test
+	fun aLostLeaseCancelsTheBlockAndEndsWithLockWithLockLostException() {
+		contextRunner.withPropertyValues("lockstep.lease-time=900ms").run { context ->
+			val locks = context.getBean(LockTemplate::class.java).named("orders")
+			val ledger = context.getBean(Ledger::class.java)
+			runBlocking {
+				val outcome = async(Dispatchers.Default) {
+					runCatching {
+						locks.withLock("42") {
+							ledger.entered.complete(Unit)
+							try {
+								awaitCancellation()
+							}
+							finally {
+								ledger.cancelled.complete(Unit)
+							}
+						}
+					}
+				}
+				withTimeout(10_000) { ledger.entered.await() }
+				val deleted = System.nanoTime()
+				assertThat(redis.call("DEL", "kotlin:orders:42")).isEqualTo(1L)
+				val failure = withTimeout(10_000) { outcome.await() }.exceptionOrNull()
+				println("withLock, key deleted from outside: %s after %.0f ms".format(failure?.javaClass?.simpleName, (System.nanoTime() - deleted) / 1e6))
+				assertThat(failure).isInstanceOf(LockLostException::class.java).hasMessageContaining("kotlin:orders:42")
+				assertThat(ledger.cancelled.isCompleted).`as`("the block cancelled").isTrue()
+			}
+		}
+	}
+
+	@Test
+	fun withLockInsideWithLockOnTheSameKeyReentersTheOuterLock() {
+		contextRunner.run { context ->
+			val locks = context.getBean(LockTemplate::class.java).named("orders").withWaitTime(Duration.ofSeconds(2))
+			val (outer, inner) = runBlocking {
+				locks.withLock("42") { outer -> outer.fencingToken() to locks.withLock("42") { it.fencingToken() } }
+			}
+			assertThat(inner).isEqualTo(outer)
+			assertThat(redis.exists("kotlin:orders:42")).isFalse()
 		}
 	}
 
