@@ -79,6 +79,6 @@ fun <T : Any> LockTemplate.flowWithLock(key: String, block: (LockHandle) -> Flow
 /**
  * The fencing token of the innermost lock held by the calling coroutine: inside [withLock]
  * and inside a `@DistributedLock` suspend function (read from the Reactor context that
- * Spring's coroutine support carries into it); `null` elsewhere.
+ * Spring's coroutine support carries into it); `null` outside them.
  */
 suspend fun currentFencingToken(): Long? = ReactiveLockTemplate.currentFencingToken().awaitSingleOrNull()
