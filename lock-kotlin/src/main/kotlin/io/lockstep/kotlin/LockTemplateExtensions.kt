@@ -7,7 +7,9 @@ import io.lockstep.LockHandle
 import io.lockstep.LockTemplate
 import io.lockstep.ReactiveLockTemplate
 import io.lockstep.internal.engine.ReactiveLocks
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.currentCoroutineContext
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.emitAll
@@ -16,6 +18,10 @@ import kotlinx.coroutines.reactive.asFlow
 import kotlinx.coroutines.reactive.asPublisher
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
+import kotlinx.coroutines.withContext
+import reactor.core.publisher.Mono
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.function.Function
 
 /**
  * Runs [block] holding the lock on [key], waiting up to the template's wait time for it
@@ -29,27 +35,56 @@ import kotlinx.coroutines.reactor.mono
  * takes the lock); cancelling it while the block runs cancels the block. The lock is
  * released when the block returns, throws or is cancelled; the release is one round trip
  * sent on Lockstep's own threads, so a cancelled caller may resume just before the key is
- * gone.
+ * gone. `withLock` returns or throws only once the block has ended.
  *
  * @throws LockAcquisitionException if the lock is not acquired within the wait time
  * @throws io.lockstep.LockLostException if the lease was lost while [block] ran (the
  * block is then cancelled)
  * @throws io.lockstep.LockException if Redis cannot be reached ([block] does not run)
  */
-suspend fun <T> ReactiveLockTemplate.withLock(key: String, block: suspend (LockHandle) -> T): T {
-	val context = currentCoroutineContext().minusKey(Job)
-	@Suppress("UNCHECKED_CAST")
-	return execute(key) { handle -> mono(context) { block(handle) } }.awaitSingleOrNull() as T
-}
+suspend fun <T> ReactiveLockTemplate.withLock(key: String, block: suspend (LockHandle) -> T): T =
+	runLocked(block) { work -> execute(key, work) }
 
 /**
  * Runs [block] holding every key of [keys], acquired all or nothing; see
  * [withLock].
  */
-suspend fun <T> ReactiveLockTemplate.withLocks(keys: Collection<String>, block: suspend (LockHandle) -> T): T {
+suspend fun <T> ReactiveLockTemplate.withLocks(keys: Collection<String>, block: suspend (LockHandle) -> T): T =
+	runLocked(block) { work -> executeAll(keys, work) }
+
+/**
+ * Runs [block] as the locked work of [locked], in the caller's context without its `Job`
+ * (a `Mono` cannot hold one), and returns only once [block] has ended: a lost lease or the
+ * caller's cancellation cancels it without waiting for it.
+ */
+private suspend fun <T> runLocked(
+	block: suspend (LockHandle) -> T,
+	locked: (Function<LockHandle, Mono<Any>>) -> Mono<Any>,
+): T {
 	val context = currentCoroutineContext().minusKey(Job)
-	@Suppress("UNCHECKED_CAST")
-	return executeAll(keys) { handle -> mono(context) { block(handle) } }.awaitSingleOrNull() as T
+	val started = AtomicBoolean()
+	val ended = CompletableDeferred<Unit>()
+	try {
+		@Suppress("UNCHECKED_CAST")
+		return locked(
+			Function { handle ->
+				mono<Any>(context) {
+					started.set(true)
+					try {
+						block(handle)
+					}
+					finally {
+						ended.complete(Unit)
+					}
+				}
+			},
+		).awaitSingleOrNull() as T
+	}
+	finally {
+		if (started.get()) {
+			withContext(NonCancellable) { ended.await() }
+		}
+	}
 }
 
 /**
