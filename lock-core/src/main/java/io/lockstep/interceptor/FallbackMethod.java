@@ -8,25 +8,28 @@ import java.util.stream.Collectors;
 
 import io.lockstep.LockAcquisitionException;
 
+import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * The fallback method of a {@link io.lockstep.DistributedLock}: a method of the same
  * class with the same parameters, optionally followed by one that accepts a
- * {@link LockAcquisitionException} (preferred when both exist). Called on the target
- * object, so it may be private; its own annotations (e.g. {@code @Transactional}) do not
- * apply.
+ * {@link LockAcquisitionException} (preferred when both exist); for a Kotlin
+ * {@code suspend fun}, a {@code suspend fun} (the exception last of the Kotlin
+ * parameters, before the {@code Continuation}). Called on the target object, so it may be
+ * private; its own annotations (e.g. {@code @Transactional}) do not apply.
  */
 final class FallbackMethod {
 
 	private final Method method;
 
-	private final boolean withException;
+	/** Where the exception goes in the arguments, or -1. */
+	private final int exceptionIndex;
 
-	private FallbackMethod(Method method, boolean withException) {
+	private FallbackMethod(Method method, int exceptionIndex) {
 		this.method = method;
-		this.withException = withException;
+		this.exceptionIndex = exceptionIndex;
 		ReflectionUtils.makeAccessible(method);
 	}
 
@@ -36,30 +39,36 @@ final class FallbackMethod {
 	 */
 	static FallbackMethod resolve(Class<?> targetClass, Method annotated, String name) {
 		Class<?>[] parameters = annotated.getParameterTypes();
+		// a suspend fun's fallback is a suspend fun: the exception goes before the
+		// Continuation
+		boolean suspending = Coroutines.isSuspending(annotated);
+		int declared = parameters.length - (suspending ? 1 : 0);
 		Method[] candidates = ReflectionUtils.getUniqueDeclaredMethods(targetClass,
 				(method) -> method.getName().equals(name) && !method.isBridge());
 		FallbackMethod found = null;
 		for (Method candidate : candidates) {
 			Class<?>[] types = candidate.getParameterTypes();
-			if (types.length == parameters.length + 1
-					&& Arrays.equals(types, 0, parameters.length, parameters, 0, parameters.length)
-					&& types[parameters.length].isAssignableFrom(LockAcquisitionException.class)) {
-				found = new FallbackMethod(candidate, true);
+			if (types.length == parameters.length + 1 && Arrays.equals(types, 0, declared, parameters, 0, declared)
+					&& types[declared].isAssignableFrom(LockAcquisitionException.class)
+					&& Arrays.equals(types, declared + 1, types.length, parameters, declared, parameters.length)) {
+				found = new FallbackMethod(candidate, declared);
 				break;
 			}
 			if (found == null && Arrays.equals(types, parameters)) {
-				found = new FallbackMethod(candidate, false);
+				found = new FallbackMethod(candidate, -1);
 			}
 		}
 		if (found == null) {
-			String signature = name + "(" + names(List.of(parameters)) + ")";
-			String alternative = name + "(" + names(List.of(parameters)) + ((parameters.length > 0) ? ", " : "")
+			List<Class<?>> declaredTypes = List.of(parameters).subList(0, declared);
+			String kind = suspending ? "suspend fun " : "method ";
+			String signature = name + "(" + names(declaredTypes) + ")";
+			String alternative = name + "(" + names(declaredTypes) + ((declared > 0) ? ", " : "")
 					+ "LockAcquisitionException)";
 			String seen = (candidates.length == 0) ? "no method of that name exists"
 					: "found only " + Arrays.stream(candidates)
 						.map((method) -> name + "(" + names(List.of(method.getParameterTypes())) + ")")
 						.collect(Collectors.joining(", "));
-			throw new IllegalArgumentException("must be a method " + signature + " or " + alternative + " of "
+			throw new IllegalArgumentException("must be a " + kind + signature + " or " + alternative + " of "
 					+ targetClass.getName() + "; " + seen);
 		}
 		Class<?> expected = annotated.getReturnType();
@@ -71,11 +80,21 @@ final class FallbackMethod {
 		return found;
 	}
 
+	/**
+	 * Calls the fallback; a {@code suspend fun} through Spring's coroutine support, which
+	 * returns its call as a {@code Mono}.
+	 */
 	Object invoke(Object target, Object[] args, LockAcquisitionException ex) throws Throwable {
 		Object[] arguments = args;
-		if (this.withException) {
-			arguments = Arrays.copyOf(args, args.length + 1);
-			arguments[args.length] = ex;
+		if (this.exceptionIndex >= 0) {
+			arguments = new Object[args.length + 1];
+			System.arraycopy(args, 0, arguments, 0, this.exceptionIndex);
+			arguments[this.exceptionIndex] = ex;
+			System.arraycopy(args, this.exceptionIndex, arguments, this.exceptionIndex + 1,
+					args.length - this.exceptionIndex);
+		}
+		if (Coroutines.isSuspending(this.method)) {
+			return AopUtils.invokeJoinpointUsingReflection(target, this.method, arguments);
 		}
 		try {
 			return this.method.invoke(target, arguments);

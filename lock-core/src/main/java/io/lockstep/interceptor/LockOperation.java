@@ -181,10 +181,34 @@ final class LockOperation {
 		MONO,
 
 		/** Reactor's {@code Flux}: held for each subscription. */
-		FLUX;
+		FLUX,
+
+		/**
+		 * Kotlin's {@code Flow}, adapted to a {@code Flux} and back through Spring's
+		 * {@code ReactiveAdapterRegistry}: held for each collection.
+		 */
+		FLOW,
+
+		/**
+		 * A Kotlin {@code suspend fun}: Spring's AOP runs it as a {@code Mono} and the
+		 * proxy awaits that {@code Mono} on the caller's continuation; held for the call.
+		 */
+		SUSPEND,
+
+		/**
+		 * A Kotlin {@code suspend fun} returning a {@code Flow}: Spring's AOP runs it as
+		 * a {@code Flux} and the proxy hands the caller that {@code Flux} as a
+		 * {@code Flow}; held for each collection.
+		 */
+		SUSPEND_FLOW;
 
 		boolean isReactive() {
-			return this == MONO || this == FLUX;
+			return this != PLAIN && this != FUTURE;
+		}
+
+		/** Whether the lock is held for one value (else for a stream). */
+		boolean isSingle() {
+			return this == MONO || this == SUSPEND;
 		}
 
 	}

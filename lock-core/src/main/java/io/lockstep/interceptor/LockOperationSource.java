@@ -18,6 +18,7 @@ import io.lockstep.OnLocked;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.Environment;
@@ -55,9 +56,18 @@ final class LockOperationSource {
 		this.environment = environment;
 	}
 
-	/** Whether the method carries the annotation, without parsing it. */
+	/**
+	 * Whether the method carries the annotation, without parsing it. A body the compiler
+	 * generated (such as the static {@code name$suspendImpl} of an open Kotlin
+	 * {@code suspend fun}, which carries a copy of the annotation) does not count: the
+	 * method it serves does.
+	 */
 	static boolean isAnnotated(Method method) {
-		return AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class);
+		return !isGenerated(method) && AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class);
+	}
+
+	private static boolean isGenerated(Method method) {
+		return method.isSynthetic() && !method.isBridge();
 	}
 
 	/**
@@ -75,6 +85,9 @@ final class LockOperationSource {
 	}
 
 	private LockOperation find(Method method, Class<?> targetClass) {
+		if (isGenerated(method)) {
+			return null;
+		}
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
 		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
 		if (annotation == null && specific != method) {
@@ -88,13 +101,22 @@ final class LockOperationSource {
 	}
 
 	private LockOperation parse(DistributedLock annotation, Method method, Class<?> owner) {
+		// a suspend fun is named as Kotlin declares it: without its Continuation
+		int parameters = method.getParameterCount() - (Coroutines.isSuspending(method) ? 1 : 0);
 		String description = "@DistributedLock on " + owner.getName() + "." + method.getName() + "("
-				+ Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
+				+ Arrays.stream(method.getParameterTypes())
+					.limit(parameters)
+					.map(Class::getSimpleName)
+					.collect(Collectors.joining(", "))
 				+ ")";
 		int modifiers = method.getModifiers();
 		if (Modifier.isStatic(modifiers) || Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers)) {
-			throw new IllegalStateException(description + ": the method is " + Modifier.toString(modifiers)
-					+ ", so a Spring proxy cannot intercept it and the lock would never be taken");
+			throw new IllegalStateException(
+					description + ": the method is " + Modifier.toString(modifiers)
+							+ ", so a Spring proxy cannot intercept it and the lock would never be taken"
+							+ (KotlinDetector.isKotlinType(owner) ? " (Kotlin classes and functions are final unless "
+									+ "declared open; the kotlin-spring compiler plugin opens @Component classes)"
+									: ""));
 		}
 		Expression key = attribute(description, "key", annotation.key(),
 				() -> this.expressions.parse(annotation.key(), method, owner));
@@ -105,10 +127,13 @@ final class LockOperationSource {
 				() -> duration(annotation.leaseTime()));
 		Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
 				() -> duration(annotation.minHoldTime()));
-		LockOperation.ReturnKind returnKind = attribute(description, "return type", method.getReturnType().getName(),
-				() -> returnKind(method.getReturnType()));
 		OnLocked onLocked = annotation.onLocked();
 		String fallbackName = annotation.fallback().trim();
+		LockOperation.ReturnKind returnKind = Coroutines.isSuspending(method)
+				? attribute(description, "return type", "suspend fun",
+						() -> Coroutines.ofSuspending(method, onLocked, !fallbackName.isEmpty()))
+				: attribute(description, "return type", method.getReturnType().getName(),
+						() -> returnKind(method.getReturnType()));
 		FallbackMethod fallback = null;
 		Supplier<Object> skipResult = null;
 		if (!fallbackName.isEmpty()) {
@@ -192,9 +217,8 @@ final class LockOperationSource {
 			throw new IllegalArgumentException("is not supported: declare Mono or Flux (Reactor), which hold the lock "
 					+ "for each subscription; another Publisher would release it before the work runs");
 		}
-		if (isA(returnType, "kotlinx.coroutines.flow.Flow")) {
-			throw new IllegalArgumentException("is not supported yet: a coroutine Flow would release the lock before "
-					+ "the work runs; return a Flux");
+		if (isA(returnType, Coroutines.FLOW)) {
+			return Coroutines.ofFlow(returnType);
 		}
 		return LockOperation.ReturnKind.PLAIN;
 	}

@@ -12,11 +12,12 @@ import reactor.core.publisher.Flux;
 import org.springframework.aop.ProxyMethodInvocation;
 
 /**
- * A {@link io.lockstep.DistributedLock} method that returns {@code Mono} or {@code Flux}:
- * locked for each subscription through {@link ReactiveLocks} (acquired on subscribe
- * without blocking, released on complete, error or cancel). The method itself runs only
- * once the lock is held, once per subscription. Not acquired within the wait time:
- * {@code SKIP} gives an empty {@code Mono}/{@code Flux}, {@code THROW} an error
+ * A {@link io.lockstep.DistributedLock} method that returns {@code Mono}, {@code Flux} or
+ * Kotlin's {@code Flow}, or is a {@code suspend fun} (see {@link Coroutines}): locked for
+ * each subscription through {@link ReactiveLocks} (acquired on subscribe without
+ * blocking, released on complete, error or cancel). The method itself runs only once the
+ * lock is held, once per subscription. Not acquired within the wait time: {@code SKIP}
+ * gives an empty {@code Mono}/{@code Flux}, {@code THROW} an error
  * {@link LockAcquisitionException}, a fallback its own {@code Mono}/{@code Flux}. Loaded
  * only for such methods, so Reactor stays optional.
  */
@@ -30,36 +31,52 @@ final class ReactiveInvocation {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
 		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
 				(ex) -> notAcquired(operation, target, args, ex));
-		return (operation.returnKind() == LockOperation.ReturnKind.MONO) ? locked.singleOrEmpty() : locked;
+		LockOperation.ReturnKind kind = operation.returnKind();
+		if (kind == LockOperation.ReturnKind.FLOW) {
+			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);
+		}
+		return kind.isSingle() ? locked.singleOrEmpty() : locked;
 	}
 
 	/** Runs the rest of the advice chain (and the method) again for each subscription. */
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> proceedOnce(MethodInvocation invocation) {
 		MethodInvocation call = (invocation instanceof ProxyMethodInvocation proxy) ? proxy.invocableClone()
 				: invocation;
 		try {
-			Object result = call.proceed();
-			return (result != null) ? (Publisher<Object>) result : Flux.empty();
+			return publisher(call.proceed());
 		}
 		catch (Throwable ex) {
 			return Flux.error(ex);
 		}
 	}
 
-	@SuppressWarnings("unchecked")
 	private static Publisher<Object> notAcquired(LockOperation operation, Object target, Object[] args,
 			LockAcquisitionException ex) {
 		if (operation.skips()) {
 			return Flux.empty();
 		}
 		try {
-			Object result = operation.notAcquired(target, args, ex);
-			return (result != null) ? (Publisher<Object>) result : Flux.empty();
+			return publisher(operation.notAcquired(target, args, ex));
 		}
 		catch (Throwable failure) {
 			return Flux.error(failure);
 		}
+	}
+
+	/**
+	 * What a method (or its fallback) returned, as a {@code Publisher}: a {@code Mono} or
+	 * {@code Flux} as it is (Spring's AOP returns a {@code suspend fun}'s call as one), a
+	 * {@code Flow} through its adapter.
+	 */
+	@SuppressWarnings("unchecked")
+	private static Publisher<Object> publisher(Object result) {
+		if (result == null) {
+			return Flux.empty();
+		}
+		if (result instanceof Publisher<?> publisher) {
+			return (Publisher<Object>) publisher;
+		}
+		return (Publisher<Object>) Coroutines.adapter(result.getClass()).toPublisher(result);
 	}
 
 }
