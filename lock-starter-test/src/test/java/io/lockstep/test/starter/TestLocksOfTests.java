@@ -35,8 +35,7 @@ class TestLocksOfTests {
 	void clearDeletesTheKeysOfAPrefixWithGlobCharactersAndNothingElse(RedisNode redis) {
 		this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port(), "lockstep.key-prefix=t*[1]:")
 			.run((context) -> {
-				StringRedisTemplate strings = new StringRedisTemplate(
-						context.getBean(org.springframework.data.redis.connection.RedisConnectionFactory.class));
+				StringRedisTemplate strings = new StringRedisTemplate(context.getBean(RedisConnectionFactory.class));
 				// matched by the prefix as an unescaped glob: t*[1]:*
 				strings.opsForValue().set("t-x1:other", "not a lock");
 				LockHandle held = context.getBean(LockTemplate.class).acquire("order:1");

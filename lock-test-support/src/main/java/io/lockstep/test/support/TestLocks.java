@@ -35,7 +35,7 @@ import org.springframework.util.Assert;
  *
  * &#64;Test
  * void placingAnOrderLocksIt() {
- *     this.orders.place(new Order("42"));
+ *     this.orders.place("42");
  *     this.locks.assertRanUnderLock("OrderService.place", "orders:42");
  * }
  * </pre>
