@@ -72,6 +72,22 @@ class TestRedisLifecycleTests {
 				+ " has both @TestRedis and @LocalLocks: choose one (a real Redis, or JVM-local locks without Redis)");
 	}
 
+	@Test
+	void aServerThatCannotStartFailsTheContextSayingWhy() {
+		TestExecutionSummary summary = run(BadArguments.class);
+		assertThat(summary.getTestsSucceededCount()).isZero();
+		assertThat(summary.getFailures()).isNotEmpty();
+		Throwable failure = summary.getFailures().get(0).getException();
+		while (failure.getCause() != null && !failure.getMessage().startsWith("@TestRedis")) {
+			failure = failure.getCause();
+		}
+		System.out.printf("@TestRedis with a bad option: %s%n", failure.getMessage().lines().findFirst().orElse(""));
+		assertThat(failure.getMessage())
+			.startsWith("@TestRedis on " + BadArguments.class.getName() + " could not start a redis-server: ")
+			.contains("exited with")
+			.contains("maxmemory");
+	}
+
 	private static TestExecutionSummary run(Class<?>... classes) {
 		LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
 			.selectors(List.of(classes).stream().map((type) -> selectClass(type)).toList())
@@ -137,6 +153,16 @@ class TestRedisLifecycleTests {
 				report(Inner.class, connections, context);
 			}
 
+		}
+
+	}
+
+	@SpringBootTest(classes = ShopApplication.class)
+	@TestRedis(arguments = { "--maxmemory", "lots" })
+	static class BadArguments {
+
+		@Test
+		void neverRuns() {
 		}
 
 	}
