@@ -3,16 +3,13 @@ package io.lockstep.test.support;
 import java.util.List;
 import java.util.Map;
 
-import io.lockstep.LockTemplate;
 import io.lockstep.test.RedisNode;
 
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.test.context.ContextCustomizer;
 import org.springframework.test.context.MergedContextConfiguration;
 
@@ -44,23 +41,21 @@ record LockstepTestContextCustomizer(Class<?> redisClass, List<String> redisArgu
 				.getPropertySources()
 				.addFirst(new MapPropertySource("lockstepLocalLocks", Map.of("lockstep.enabled", "false")));
 		}
-		ConfigurableListableBeanFactory beanFactory = context.getBeanFactory();
-		if (beanFactory instanceof BeanDefinitionRegistry registry) {
-			register(registry, beanFactory, context);
+		if (context.getBeanFactory() instanceof BeanDefinitionRegistry registry) {
+			register(registry);
 		}
 	}
 
-	private static void register(BeanDefinitionRegistry registry, ConfigurableListableBeanFactory beanFactory,
-			ConfigurableApplicationContext context) {
+	/**
+	 * Plain definitions (a class and its one constructor, no instance supplier), as
+	 * ahead-of-time processing of test contexts needs them.
+	 */
+	private static void register(BeanDefinitionRegistry registry) {
 		if (!registry.containsBeanDefinition(TestLocks.BEAN_NAME)) {
-			registry.registerBeanDefinition(TestLocks.BEAN_NAME,
-					new RootBeanDefinition(TestLocks.class,
-							() -> new TestLocks(beanFactory.getBeanProvider(LockTemplate.class),
-									beanFactory.getBeanProvider(RedisConnectionFactory.class),
-									context.getEnvironment())));
+			registry.registerBeanDefinition(TestLocks.BEAN_NAME, new RootBeanDefinition(TestLocks.class));
 		}
 		if (!registry.containsBeanDefinition(LockedCallRecorder.BEAN_NAME)) {
-			RootBeanDefinition recorder = new RootBeanDefinition(LockedCallRecorder.class, LockedCallRecorder::new);
+			RootBeanDefinition recorder = new RootBeanDefinition(LockedCallRecorder.class);
 			recorder.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
 			registry.registerBeanDefinition(LockedCallRecorder.BEAN_NAME, recorder);
 		}
