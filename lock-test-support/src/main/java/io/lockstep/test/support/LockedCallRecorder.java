@@ -20,8 +20,10 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Records every call of a method that Lockstep's {@link DistributedLockAdvisor} advises,
- * in {@link TestLocks}, with the locks held as the method starts. Ordered last, so it
- * runs inside the lock advice (and inside a transaction advice of the same order).
+ * in {@link TestLocks}, with the locks held as the method starts. Ordered last
+ * ({@link Ordered#LOWEST_PRECEDENCE}), so it runs inside the lock advice; with
+ * {@code lockstep.aspect-order} set to that same lowest precedence the two may run in
+ * either order, and a call may be recorded without its lock.
  */
 final class LockedCallRecorder extends AbstractPointcutAdvisor implements BeanFactoryAware {
 
