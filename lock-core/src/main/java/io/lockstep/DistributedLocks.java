@@ -1,5 +1,6 @@
 package io.lockstep;
 
+import java.util.List;
 import java.util.OptionalLong;
 
 import io.lockstep.internal.CallContext;
@@ -19,6 +20,19 @@ public final class DistributedLocks {
 	 */
 	public static OptionalLong currentFencingToken() {
 		return CallContext.currentFencingToken();
+	}
+
+	/**
+	 * The keys of the locks held by the current call (annotated methods and
+	 * {@link LockTemplate} callbacks on this thread), outermost first, as the lock names
+	 * them: {@code <name>:<key>} for {@code @DistributedLock(name = ...)} or
+	 * {@link LockTemplate#named(String)}, else the key; without the key prefix. Empty
+	 * when none is held. The locks of {@code Mono}/{@code Flux} methods, taken on
+	 * subscription, are not listed (see
+	 * {@link ReactiveLockTemplate#currentFencingToken()}).
+	 */
+	public static List<String> currentLockKeys() {
+		return CallContext.currentKeys();
 	}
 
 }

@@ -29,6 +29,9 @@ public final class CallContext {
 		/** The full keys this entry holds. */
 		List<String> keys();
 
+		/** The key prefix of the engine that acquired it. */
+		String keyPrefix();
+
 		long fencingToken();
 
 		/** Whether the call still runs holding the lock. */
@@ -129,6 +132,24 @@ public final class CallContext {
 		List<Entry> entries = held();
 		return entries.isEmpty() ? OptionalLong.empty()
 				: OptionalLong.of(entries.get(entries.size() - 1).fencingToken());
+	}
+
+	/**
+	 * The keys of the active entries of this thread, outermost first, each without its
+	 * engine's key prefix and listed once.
+	 */
+	public static List<String> currentKeys() {
+		List<String> keys = new ArrayList<>();
+		for (Entry entry : held()) {
+			String prefix = entry.keyPrefix();
+			for (String key : entry.keys()) {
+				String shown = key.startsWith(prefix) ? key.substring(prefix.length()) : key;
+				if (!keys.contains(shown)) {
+					keys.add(shown);
+				}
+			}
+		}
+		return List.copyOf(keys);
 	}
 
 	private static void clearIfEmpty(Deque<WeakReference<Entry>> entries) {

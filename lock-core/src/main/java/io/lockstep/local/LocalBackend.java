@@ -194,6 +194,20 @@ final class LocalBackend implements LockBackend {
 		return true;
 	}
 
+	/**
+	 * Removes every key; the fence counter stays.
+	 * @return how many keys were held (not expired)
+	 */
+	synchronized int clear() {
+		long now = System.nanoTime();
+		int held = 0;
+		for (Entry entry : this.keys.values()) {
+			held += (now - entry.expiresAt() < 0) ? 1 : 0;
+		}
+		this.keys.clear();
+		return held;
+	}
+
 	@Override
 	public synchronized void close() {
 		this.keys.clear();

@@ -14,8 +14,11 @@ import io.lockstep.internal.engine.LockSettings;
  */
 public final class LocalLockTemplate extends AbstractLockTemplate<LocalLockTemplate> {
 
+	private final LocalBackend backend;
+
 	LocalLockTemplate(LockEngine engine, LockSettings settings, boolean owner) {
 		super(engine, settings, owner);
+		this.backend = (LocalBackend) engine.backend();
 	}
 
 	/** A builder of a JVM-local template. */
@@ -31,6 +34,17 @@ public final class LocalLockTemplate extends AbstractLockTemplate<LocalLockTempl
 	@Override
 	public boolean isDistributed() {
 		return false;
+	}
+
+	/**
+	 * Forgets every lock of this template and of its copies, whoever holds it, as if
+	 * every lease had expired; fencing tokens keep increasing. Meant for tests, between
+	 * tests: a holder still running finds its lease lost at its next renewal or release
+	 * ({@link io.lockstep.LockLostException}).
+	 * @return how many keys were held
+	 */
+	public int clear() {
+		return this.backend.clear();
 	}
 
 	/** Builds a {@link LocalLockTemplate}. */

@@ -121,6 +121,11 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	}
 
 	@Override
+	public String keyPrefix() {
+		return this.engine.keyPrefix();
+	}
+
+	@Override
 	public void verifyHeld() {
 		this.engine.verify(this.parts);
 	}
