@@ -87,6 +87,11 @@ public final class LockstepAutoConfiguration {
 		return new HeldLocksTransactionListener();
 	}
 
+	@Bean
+	UnusedLockNames lockstepUnusedLockNames(LockstepProperties properties) {
+		return new UnusedLockNames(properties);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 	@ConditionalOnBean(RedisConnectionFactory.class)
