@@ -1,8 +1,11 @@
 package io.lockstep.autoconfigure;
 
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -15,12 +18,14 @@ import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import io.lockstep.test.Sentinels;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.redisson.config.Config;
 import org.redisson.spring.data.connection.RedissonConnectionFactory;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -123,6 +128,50 @@ class RedisClientsTests {
 					.isNotEmpty()
 					.containsOnly("locker");
 			});
+	}
+
+	@Test
+	void connectsOverTlsWithTheSslBundleOfTheConnectionDetails(RedisNode redis, @TempDir Path dir) throws Exception {
+		Path keyStore = dir.resolve("redis.p12");
+		Path trustStore = dir.resolve("trust.p12");
+		Path certificate = dir.resolve("redis.crt");
+		keytool("-genkeypair", "-alias", "redis", "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=localhost",
+				"-ext", "SAN=ip:127.0.0.1,dns:localhost", "-validity", "2", "-storetype", "PKCS12", "-keystore",
+				keyStore.toString(), "-storepass", "secret", "-keypass", "secret");
+		keytool("-exportcert", "-alias", "redis", "-keystore", keyStore.toString(), "-storepass", "secret", "-file",
+				certificate.toString());
+		keytool("-importcert", "-noprompt", "-alias", "redis", "-file", certificate.toString(), "-storetype", "PKCS12",
+				"-keystore", trustStore.toString(), "-storepass", "secret");
+		try (TlsProxy tls = new TlsProxy(keyStore, "secret".toCharArray(), redis.port())) {
+			this.contextRunner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+				// a first TLS handshake on a loaded machine may take longer than a 1 s
+				// command timeout
+				.withPropertyValues("lockstep.lease-time=30s", "lockstep.wait-time=20s",
+						"spring.data.redis.client-type=jedis", "spring.data.redis.host=127.0.0.1",
+						"spring.data.redis.port=" + tls.port(), "spring.data.redis.ssl.enabled=true",
+						"spring.data.redis.ssl.bundle=redis",
+						"spring.ssl.bundle.jks.redis.truststore.location=file:" + trustStore,
+						"spring.ssl.bundle.jks.redis.truststore.password=secret",
+						"spring.ssl.bundle.jks.redis.truststore.type=PKCS12")
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					LockTemplate locks = context.getBean(LockTemplate.class);
+					int before = tls.handshakes();
+					Object held = locks.execute("tls", (lock) -> redis.call("EXISTS", lock.key()));
+					assertThat(held).as("lock key on the server while held").isEqualTo(1L);
+					assertThat(tls.handshakes()).as("TLS handshakes of Lockstep's own client").isGreaterThan(before);
+				});
+		}
+	}
+
+	private static void keytool(String... arguments) throws Exception {
+		List<String> command = new ArrayList<>();
+		command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+		command.addAll(List.of(arguments));
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		String output = new String(process.getInputStream().readAllBytes());
+		assertThat(process.waitFor(30, TimeUnit.SECONDS)).as("keytool done").isTrue();
+		assertThat(process.exitValue()).as("keytool %s: %s", arguments[0], output).isZero();
 	}
 
 	@Test
