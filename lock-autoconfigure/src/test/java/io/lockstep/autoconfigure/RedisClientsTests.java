@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.AbstractRedisClient;
 
+import io.lockstep.LockException;
 import io.lockstep.LockTemplate;
 import io.lockstep.test.Cluster;
 import io.lockstep.test.Eventually;
@@ -34,6 +35,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Lockstep in applications whose Redis client is not Lettuce: it opens its own Lettuce
@@ -45,8 +47,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisClientsTests {
 
 	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
-		.withPropertyValues("lockstep.lease-time=3s");
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class));
 
 	@Test
 	void locksInAnApplicationOnJedis(RedisNode redis) {
@@ -65,6 +66,33 @@ class RedisClientsTests {
 		assertThat(own.get().getResources().eventExecutorGroup().isShuttingDown())
 			.as("Lockstep's own client shut down with the context")
 			.isTrue();
+	}
+
+	@Test
+	void startsOnJedisWhileRedisIsDownAndLocksOnceItIsBack(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		redis.kill();
+		this.contextRunner
+			.withPropertyValues("spring.data.redis.client-type=jedis", "spring.data.redis.port=" + redis.port(),
+					"lockstep.wait-time=0s")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				LockTemplate locks = context.getBean(LockTemplate.class);
+				// refused, or not answered within the command timeout on a loaded machine
+				assertThatExceptionOfType(LockException.class)
+					.isThrownBy(() -> locks.tryExecute("down", (lock) -> "ran"))
+					.withMessageContaining("lockstep:down");
+				redis.restart();
+				boolean locked = Eventually.holds(Duration.ofSeconds(20), () -> {
+					try {
+						return locks.tryExecute("down", (lock) -> "ran").isPresent();
+					}
+					catch (LockException ex) {
+						return false;
+					}
+				});
+				assertThat(locked).as("locked once Redis is back, without a restart").isTrue();
+			});
 	}
 
 	@Test
@@ -144,12 +172,11 @@ class RedisClientsTests {
 				"-keystore", trustStore.toString(), "-storepass", "secret");
 		try (TlsProxy tls = new TlsProxy(keyStore, "secret".toCharArray(), redis.port())) {
 			this.contextRunner.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
-				// a first TLS handshake on a loaded machine may take longer than a 1 s
-				// command timeout
-				.withPropertyValues("lockstep.lease-time=30s", "lockstep.wait-time=20s",
-						"spring.data.redis.client-type=jedis", "spring.data.redis.host=127.0.0.1",
-						"spring.data.redis.port=" + tls.port(), "spring.data.redis.ssl.enabled=true",
-						"spring.data.redis.ssl.bundle=redis",
+				// a first TLS handshake on a loaded machine may take more than the
+				// default wait
+				.withPropertyValues("lockstep.wait-time=20s", "spring.data.redis.client-type=jedis",
+						"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tls.port(),
+						"spring.data.redis.ssl.enabled=true", "spring.data.redis.ssl.bundle=redis",
 						"spring.ssl.bundle.jks.redis.truststore.location=file:" + trustStore,
 						"spring.ssl.bundle.jks.redis.truststore.password=secret",
 						"spring.ssl.bundle.jks.redis.truststore.type=PKCS12")
