@@ -25,11 +25,15 @@ import org.springframework.util.StringUtils;
 
 /**
  * A {@link LettuceConnectionFactory} (not started) built from Spring Boot's
- * {@link DataRedisConnectionDetails} the way Spring Boot builds its own: Sentinel, else
- * Cluster, else standalone; the ACL user and password (and the Sentinels' own); the SSL
- * bundle's key and trust managers, ciphers and protocols ({@code rediss://} URLs without
- * a bundle use the JVM's trust store); and from {@code spring.data.redis.*} the command
- * and connect timeouts, the client name and the Cluster topology refresh.
+ * {@link DataRedisConnectionDetails} as Spring Boot's own Lettuce configuration reads
+ * them: Sentinel, else Cluster, else standalone; the ACL user and password (and the
+ * Sentinels' own); the SSL bundle's key and trust managers, ciphers and protocols
+ * ({@code rediss://} URLs without a bundle use the JVM's trust store); and from
+ * {@code spring.data.redis.*} the command and connect timeouts, the client name and the
+ * Cluster topology refresh. Left out on purpose: {@code lettuce.read-from} (a lock is
+ * taken on the master only) and pooling (Lockstep keeps its own few connections). The
+ * application's {@code Lettuce*Customizer} beans are not applied: they are for its own
+ * Lettuce factory.
  */
 final class ConnectionDetailsLettuce {
 
