@@ -32,6 +32,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -49,7 +51,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * {@link AutoConfiguration Auto-configuration} of Lockstep: a {@link RedisLockTemplate}
- * on the application's {@link RedisConnectionFactory} (Lettuce) or, when
+ * on the Lettuce client of the application's {@link RedisConnectionFactory} (or, when
+ * that factory is not Lettuce's, on a Lettuce client of Lockstep's own opened from Spring
+ * Boot's {@link DataRedisConnectionDetails} and closed with the context) or, when
  * {@code lockstep.redlock.nodes} lists independent masters, on Redlock across them; the
  * {@code @DistributedLock} advice, and the transaction guard. With
  * {@code lockstep.enabled=false} the template is a JVM-local {@link LocalLockTemplate}
@@ -84,6 +88,11 @@ public final class LockstepAutoConfiguration {
 		return new HeldLocksTransactionListener();
 	}
 
+	@Bean
+	UnusedLockNames lockstepUnusedLockNames(LockstepProperties properties) {
+		return new UnusedLockNames(properties);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 	@ConditionalOnBean(RedisConnectionFactory.class)
@@ -92,11 +101,19 @@ public final class LockstepAutoConfiguration {
 
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(LockTemplate.class)
-		RedisLockTemplate lockTemplate(RedisConnectionFactory connectionFactory, LockstepProperties properties,
+		LockstepRedisClient lockstepRedisClient(RedisConnectionFactory connectionFactory,
+				ObjectProvider<DataRedisConnectionDetails> connectionDetails,
+				ObjectProvider<DataRedisProperties> redisProperties) {
+			return LockstepRedisClient.of(connectionFactory, connectionDetails, redisProperties.getIfAvailable());
+		}
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(LockTemplate.class)
+		RedisLockTemplate lockTemplate(LockstepRedisClient client, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
 			LockstepProperties.Replication replication = properties.getReplication();
-			RedisLockTemplateBuilder builder = RedisLockTemplate.builder(connectionFactory)
+			RedisLockTemplateBuilder builder = client.builder()
 				.commandTimeout(commandTimeout(properties))
 				.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
 			configure(builder, properties, events, listeners, environment);

@@ -1,0 +1,171 @@
+package io.lockstep.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisNode;
+import org.springframework.data.redis.connection.RedisPassword;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.StringUtils;
+
+/**
+ * A {@link LettuceConnectionFactory} (not started) built from Spring Boot's
+ * {@link DataRedisConnectionDetails} as Spring Boot's own Lettuce configuration reads
+ * them: Sentinel, else Cluster, else standalone; the ACL user and password (and the
+ * Sentinels' own); the SSL bundle's key and trust managers, ciphers and protocols
+ * ({@code rediss://} URLs without a bundle use the JVM's trust store); and from
+ * {@code spring.data.redis.*} the command and connect timeouts, the client name and the
+ * Cluster topology refresh. Left out on purpose: {@code lettuce.read-from} (a lock is
+ * taken on the master only) and pooling (Lockstep keeps its own few connections). The
+ * application's {@code Lettuce*Customizer} beans are not applied: they are for its own
+ * Lettuce factory.
+ */
+final class ConnectionDetailsLettuce {
+
+	private ConnectionDetailsLettuce() {
+	}
+
+	static LettuceConnectionFactory connectionFactory(DataRedisConnectionDetails details,
+			DataRedisProperties properties) {
+		if (details.getSentinel() == null && details.getCluster() == null && details.getMasterReplica() != null) {
+			throw new IllegalStateException("Lockstep locks on the one master of a deployment and cannot tell it "
+					+ "among the static master/replica nodes of spring.data.redis.masterreplica.nodes "
+					+ nodes(details.getMasterReplica().getNodes())
+					+ ": point spring.data.redis.host/port (or a DataRedisConnectionDetails bean) at the master, "
+					+ "or use Sentinel");
+		}
+		LettuceClientConfiguration client = clientConfiguration(details, properties);
+		if (details.getSentinel() != null) {
+			return new LettuceConnectionFactory(sentinel(details), client);
+		}
+		if (details.getCluster() != null) {
+			return new LettuceConnectionFactory(cluster(details), client);
+		}
+		return new LettuceConnectionFactory(standalone(details), client);
+	}
+
+	/** Where the client connects, for the log. */
+	static String describe(DataRedisConnectionDetails details) {
+		String ssl = (details.getSslBundle() != null) ? " over TLS" : "";
+		if (details.getSentinel() != null) {
+			return "master '" + details.getSentinel().getMaster() + "' of the Sentinels "
+					+ nodes(details.getSentinel().getNodes()) + ssl;
+		}
+		if (details.getCluster() != null) {
+			return "the Redis Cluster of " + nodes(details.getCluster().getNodes()) + ssl;
+		}
+		DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
+		return standalone.getHost() + ":" + standalone.getPort() + " (database " + standalone.getDatabase() + ")" + ssl;
+	}
+
+	private static RedisStandaloneConfiguration standalone(DataRedisConnectionDetails details) {
+		DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
+		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(standalone.getHost(),
+				standalone.getPort());
+		configuration.setDatabase(standalone.getDatabase());
+		configuration.setUsername(details.getUsername());
+		configuration.setPassword(RedisPassword.of(details.getPassword()));
+		return configuration;
+	}
+
+	private static RedisSentinelConfiguration sentinel(DataRedisConnectionDetails details) {
+		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
+		RedisSentinelConfiguration configuration = new RedisSentinelConfiguration();
+		configuration.master(sentinel.getMaster());
+		configuration.setSentinels(redisNodes(sentinel.getNodes()));
+		configuration.setDatabase(sentinel.getDatabase());
+		configuration.setUsername(details.getUsername());
+		configuration.setPassword(RedisPassword.of(details.getPassword()));
+		configuration.setSentinelUsername(sentinel.getUsername());
+		configuration.setSentinelPassword(RedisPassword.of(sentinel.getPassword()));
+		return configuration;
+	}
+
+	private static RedisClusterConfiguration cluster(DataRedisConnectionDetails details) {
+		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
+		configuration.setClusterNodes(redisNodes(details.getCluster().getNodes()));
+		configuration.setUsername(details.getUsername());
+		configuration.setPassword(RedisPassword.of(details.getPassword()));
+		return configuration;
+	}
+
+	private static LettuceClientConfiguration clientConfiguration(DataRedisConnectionDetails details,
+			DataRedisProperties properties) {
+		LettuceClientConfiguration.LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
+		ClientOptions.Builder options = (details.getCluster() != null) ? clusterOptions(properties)
+				: ClientOptions.builder();
+		SslBundle bundle = details.getSslBundle();
+		if (bundle != null) {
+			builder.useSsl();
+			options.sslOptions(sslOptions(bundle));
+		}
+		else if (properties != null && properties.getUrl() != null && properties.getUrl().startsWith("rediss://")) {
+			builder.useSsl();
+		}
+		if (properties != null) {
+			if (properties.getTimeout() != null) {
+				builder.commandTimeout(properties.getTimeout());
+			}
+			Duration connectTimeout = properties.getConnectTimeout();
+			if (connectTimeout != null) {
+				options.socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build());
+			}
+			if (StringUtils.hasText(properties.getClientName())) {
+				builder.clientName(properties.getClientName());
+			}
+		}
+		options.timeoutOptions(TimeoutOptions.enabled());
+		return builder.clientOptions(options.build()).build();
+	}
+
+	private static ClientOptions.Builder clusterOptions(DataRedisProperties properties) {
+		ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder();
+		if (properties != null) {
+			DataRedisProperties.Lettuce.Cluster.Refresh settings = properties.getLettuce().getCluster().getRefresh();
+			refresh.dynamicRefreshSources(settings.isDynamicRefreshSources());
+			if (settings.getPeriod() != null) {
+				refresh.enablePeriodicRefresh(settings.getPeriod());
+			}
+		}
+		return ClusterClientOptions.builder().topologyRefreshOptions(refresh.build());
+	}
+
+	private static SslOptions sslOptions(SslBundle bundle) {
+		SslOptions.Builder builder = SslOptions.builder()
+			.keyManager(bundle.getManagers().getKeyManagerFactory())
+			.trustManager(bundle.getManagers().getTrustManagerFactory());
+		if (bundle.getOptions().getCiphers() != null) {
+			builder.cipherSuites(bundle.getOptions().getCiphers());
+		}
+		if (bundle.getOptions().getEnabledProtocols() != null) {
+			builder.protocols(bundle.getOptions().getEnabledProtocols());
+		}
+		return builder.build();
+	}
+
+	private static List<RedisNode> redisNodes(List<DataRedisConnectionDetails.Node> nodes) {
+		return nodes.stream().map((node) -> new RedisNode(node.host(), node.port())).toList();
+	}
+
+	private static String nodes(List<DataRedisConnectionDetails.Node> nodes) {
+		return nodes.stream()
+			.map((node) -> node.host() + ":" + node.port())
+			.collect(Collectors.joining(", ", "[", "]"));
+	}
+
+}
