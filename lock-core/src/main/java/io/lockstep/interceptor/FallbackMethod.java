@@ -71,6 +71,11 @@ final class FallbackMethod {
 		return found;
 	}
 
+	/** The method called reflectively. */
+	Method method() {
+		return this.method;
+	}
+
 	Object invoke(Object target, Object[] args, LockAcquisitionException ex) throws Throwable {
 		Object[] arguments = args;
 		if (this.withException) {
