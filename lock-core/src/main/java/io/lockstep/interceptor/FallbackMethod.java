@@ -80,6 +80,11 @@ final class FallbackMethod {
 		return found;
 	}
 
+	/** The method called reflectively. */
+	Method method() {
+		return this.method;
+	}
+
 	/**
 	 * Calls the fallback; a {@code suspend fun} through Spring's coroutine support, which
 	 * returns its call as a {@code Mono}.

@@ -122,9 +122,14 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 			return;
 		}
 		if (node instanceof CompoundExpression) {
-			// only the first element is read from the root; later ones from its value
+			// only the first element is read from the root; later ones from its value,
+			// and
+			// a later projection or selection reads from each element
 			checkRootProperties(node.getChild(0), expression);
 			for (int i = 1; i < node.getChildCount(); i++) {
+				if (node.getChild(i) instanceof Selection || node.getChild(i) instanceof Projection) {
+					continue;
+				}
 				for (int j = 0; j < node.getChild(i).getChildCount(); j++) {
 					checkRootProperties(node.getChild(i).getChild(j), expression);
 				}

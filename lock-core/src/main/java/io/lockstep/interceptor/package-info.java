@@ -1,5 +1,6 @@
 /**
  * The Spring AOP advice behind {@link io.lockstep.DistributedLock}: key expressions,
- * start-up validation, failure policies and the binding of locks to transactions.
+ * start-up validation, failure policies, the binding of locks to transactions, and the
+ * runtime hints of annotated methods for ahead-of-time processing.
  */
 package io.lockstep.interceptor;

@@ -71,6 +71,14 @@ class LockKeyExpressionsTests {
 	}
 
 	@Test
+	void projectionsAndSelectionsReadPropertiesOfTheElements() {
+		Order order = new Order("o-1", 3);
+		assertThat(evaluate("{#order}.?[quantity > 1].![id]", order, "eu")).isEqualTo(List.of("o-1"));
+		assertThat(evaluate("{#order, #order}.![id + ':' + quantity]", order, "eu"))
+			.isEqualTo(List.of("o-1:3", "o-1:3"));
+	}
+
+	@Test
 	void expressionsAreParsedOncePerMethod() {
 		assertThat(parse("#region")).isSameAs(parse("#region"));
 	}

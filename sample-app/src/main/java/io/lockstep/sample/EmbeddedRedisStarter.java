@@ -17,6 +17,7 @@ import org.springframework.boot.context.event.ApplicationPreparedEvent;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
@@ -28,6 +29,8 @@ import org.springframework.core.env.MapPropertySource;
  * (graceful shutdown) and after every bean, the lock client included, was destroyed. It
  * is registered as the context's first disposable bean, and the context destroys those in
  * reverse order. {@code lockstep.sample.embedded-redis=false} turns this off.
+ * Ahead-of-time processing ({@code process-aot}) starts none: it only prepares the
+ * context, which connects to nothing.
  */
 class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 
@@ -54,7 +57,8 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 	}
 
 	private synchronized void start(ConfigurableEnvironment environment) {
-		if (this.server != null || !environment.getProperty("lockstep.sample.embedded-redis", Boolean.class, true)) {
+		if (this.server != null || !environment.getProperty("lockstep.sample.embedded-redis", Boolean.class, true)
+				|| Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
 			return;
 		}
 		for (String property : REDIS_PROPERTIES) {
