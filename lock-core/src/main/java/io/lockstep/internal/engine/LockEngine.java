@@ -296,7 +296,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 			}
 			return null;
 		}
-		String reason = "at release a key of the lock was gone or held by another owner";
+		String reason = ranOut ? "the lease ran out by the local clock before release (at release a key was gone)"
+				: "at release a key of the lock was gone or held by another owner";
 		lease.endRelease(Lease.State.LOST, reason);
 		return new LockLostException(lease.id().display(), reason);
 	}

@@ -180,7 +180,11 @@ final class Watchdog implements AutoCloseable {
 			}
 			else {
 				lease.renewAnswered();
-				this.engine.expired(lease, "renewal found a key of the lock gone or held by another owner");
+				// a renewal answered after the local deadline may have come after the
+				// expiry
+				this.engine.expired(lease, (System.nanoTime() - lease.deadlineNanos() >= 0)
+						? "the lease ran out by the local clock before a renewal was confirmed (the renewal found the key gone)"
+						: "renewal found a key of the lock gone or held by another owner");
 			}
 		}
 	}
