@@ -3,7 +3,6 @@ package io.lockstep.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -190,7 +189,10 @@ class EngineCallDefectTests {
 	 * re-checks at once (within tens of ms), so that a wake-up by the next re-check comes
 	 * some 450 ms or more after the release (490 ms with release notifications switched
 	 * off), and a bound of 300 ms tells it from a wake-up by the release and the
-	 * hand-over (2 to 41 ms, on a loaded machine too).
+	 * hand-over (2 to 74 ms with a load average of 20 to 30 on 2 cores). The median of 5
+	 * rounds is bounded, so that one stall of a loaded machine does not fail the test,
+	 * while a wake-up that always waits for the re-check does; every round is bounded by
+	 * a wait time far below the waiters' (10 s).
 	 */
 	@Test
 	void aWokenWaiterThatLeavesWithoutTheLockPassesTheWakeUpOn(RedisFixture fixture) throws Exception {
@@ -199,7 +201,7 @@ class EngineCallDefectTests {
 		List<Long> gaps = new ArrayList<>();
 		try (RedisLockTemplate holder = TestLocks.builder(client).build();
 				RedisLockTemplate waiters = TestLocks.builder(client).waitTime(Duration.ofSeconds(10)).build()) {
-			for (int round = 0; round < 3; round++) {
+			for (int round = 0; round < 5; round++) {
 				String a = "wake:" + round + ":a";
 				String b = "wake:" + round + ":b";
 				LockHandle heldA = holder.acquire(a);
@@ -264,9 +266,11 @@ class EngineCallDefectTests {
 			}
 			System.out.printf("release of a -> acquire by the second waiter of a, after the first left for b: %s ms%n",
 					gaps);
-			assertThat(Collections.max(gaps))
-				.as("slowest of %s ms from the release of a to its acquisition by the second local waiter", gaps)
+			List<Long> sorted = gaps.stream().sorted().toList();
+			assertThat(sorted.get(sorted.size() / 2))
+				.as("median of %s ms from the release of a to its acquisition by the second local waiter", gaps)
 				.isLessThan(300);
+			assertThat(sorted.get(sorted.size() - 1)).as("slowest of %s ms", gaps).isLessThan(2_000);
 		}
 		finally {
 			client.shutdown();
