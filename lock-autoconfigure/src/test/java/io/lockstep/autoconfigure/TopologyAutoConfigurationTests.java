@@ -61,7 +61,10 @@ class TopologyAutoConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
 				LockTemplate locks = context.getBean(LockTemplate.class);
-				assertThat(locks.tryExecute("replicated", (lock) -> "done")).contains("done");
+				// waits: its first command connects (slow on a loaded machine)
+				String replicatedResult = locks.withWaitTime(Duration.ofSeconds(10))
+					.execute("replicated", (lock) -> "done");
+				assertThat(replicatedResult).isEqualTo("done");
 				replicated.replica().pause();
 				try {
 					assertThatExceptionOfType(LockException.class)

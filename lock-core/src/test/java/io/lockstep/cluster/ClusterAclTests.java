@@ -5,10 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.LockHandle;
+import io.lockstep.redis.ReadmeAclRecipe;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Cluster;
 import io.lockstep.test.Eventually;
@@ -27,11 +29,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 @RedisTest
 class ClusterAclTests {
 
-	/** The README's rules: the standalone ones and the Cluster additions. */
-	static final String[] RULES = { "~lockstep:*", "&lockstep:*", "+evalsha", "+eval", "+pttl", "+ping", "+hello",
-			"+subscribe", "+unsubscribe", "+get", "+set", "+pexpire", "+del", "+time", "+publish", "+ssubscribe",
-			"+sunsubscribe", "+spublish", "+info", "+cluster|nodes", "+incr", "+rpush", "+lpop", "+lrem", "+hset",
-			"+hget", "+hdel" };
+	/**
+	 * The README's rules, read from README.md: the standalone ones and the Cluster
+	 * additions.
+	 */
+	static final String[] RULES = Stream
+		.concat(ReadmeAclRecipe.rules().stream(), ReadmeAclRecipe.clusterAdditions().stream())
+		.toArray(String[]::new);
 
 	@Test
 	void theDocumentedClusterRulesAreEnough(RedisFixture fixture) throws Exception {
@@ -40,6 +44,7 @@ class ClusterAclTests {
 					+ "and they name Redis 7 commands%n", fixture.redisVersion());
 			return;
 		}
+		System.out.printf("README's Cluster ACL rules on %s: %s%n", fixture.redisVersion(), String.join(" ", RULES));
 		Cluster cluster = fixture.cluster(3, 0);
 		for (RedisNode node : cluster.masters()) {
 			List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", "locker", "on", ">secret"));

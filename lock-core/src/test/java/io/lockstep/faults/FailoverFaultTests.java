@@ -10,7 +10,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lockstep.LockHandle;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.ChaosProxy;
 import io.lockstep.test.Cluster;
@@ -86,7 +85,10 @@ class FailoverFaultTests {
 			RedisLockTemplate holder = template(sentinelClient(sentinels), scenario, LEASE);
 			RedisLockTemplate contender = template(sentinelClient(sentinels), null, LEASE);
 			try (holder; contender) {
-				contender.tryAcquire("warm-up").ifPresent(LockHandle::close);
+				// connects (and learns the server's version) with a wait, so that a first
+				// command slower than the 500 ms command timeout (a loaded machine) is
+				// retried
+				contender.withWaitTime(Duration.ofSeconds(10)).acquire("warm-up").close();
 				// the warm-up's release reaches the replica first: a release the replica
 				// never received would leave the warm-up key taken there, after the
 				// promotion, until its lease ends
@@ -124,7 +126,10 @@ class FailoverFaultTests {
 			RedisLockTemplate holder = template(clusterClient(cluster), scenario, CLUSTER_LEASE);
 			RedisLockTemplate contender = template(clusterClient(cluster), null, CLUSTER_LEASE);
 			try (holder; contender) {
-				contender.tryAcquire("warm-up").ifPresent(LockHandle::close);
+				// connects (and learns the server's version) with a wait, so that a first
+				// command slower than the 500 ms command timeout (a loaded machine) is
+				// retried
+				contender.withWaitTime(Duration.ofSeconds(10)).acquire("warm-up").close();
 				RedisNode[] victim = new RedisNode[1];
 				RedisNode[] heir = new RedisNode[1];
 				return scenario.run(protection, holder, contender, new Scenario.Fault() {

@@ -3,7 +3,6 @@ package io.lockstep.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -184,6 +183,17 @@ class EngineCallDefectTests {
 		}
 	}
 
+	/**
+	 * The waiter for both keys is the head of a's local queue, so besides the release it
+	 * also wakes for its periodic re-check (every 500 ms). The release follows one of its
+	 * re-checks at once (within tens of ms), so that a wake-up by the next re-check comes
+	 * some 450 ms or more after the release (490 ms with release notifications switched
+	 * off), and a bound of 300 ms tells it from a wake-up by the release and the
+	 * hand-over (2 to 74 ms with a load average of 20 to 30 on 2 cores). The median of 5
+	 * rounds is bounded, so that one stall of a loaded machine does not fail the test,
+	 * while a wake-up that always waits for the re-check does; every round is bounded by
+	 * a wait time far below the waiters' (10 s).
+	 */
 	@Test
 	void aWokenWaiterThatLeavesWithoutTheLockPassesTheWakeUpOn(RedisFixture fixture) throws Exception {
 		RedisNode redis = fixture.standalone();
@@ -191,7 +201,7 @@ class EngineCallDefectTests {
 		List<Long> gaps = new ArrayList<>();
 		try (RedisLockTemplate holder = TestLocks.builder(client).build();
 				RedisLockTemplate waiters = TestLocks.builder(client).waitTime(Duration.ofSeconds(10)).build()) {
-			for (int round = 0; round < 3; round++) {
+			for (int round = 0; round < 5; round++) {
 				String a = "wake:" + round + ":a";
 				String b = "wake:" + round + ":b";
 				LockHandle heldA = holder.acquire(a);
@@ -209,6 +219,12 @@ class EngineCallDefectTests {
 					}
 				}, "waiter-both-" + round);
 				first.start();
+				// parked where it waits for a (not, say, while its first subscription
+				// connects): the head of a's local queue
+				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+						() -> waiters.engine().waitersOf("lockstep:" + a) == 1))
+					.as("the waiter for both keys waits for a")
+					.isTrue();
 				assertThat(TestLocks.parkedFor(first, Duration.ofMillis(100), Duration.ofSeconds(5)))
 					.as("the waiter for both keys is parked")
 					.isTrue();
@@ -223,12 +239,26 @@ class EngineCallDefectTests {
 					}
 				}, "waiter-a-" + round);
 				second.start();
+				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+						() -> waiters.engine().waitersOf("lockstep:" + a) == 2))
+					.as("the waiter for a queues behind the waiter for both keys")
+					.isTrue();
 				assertThat(TestLocks.parkedFor(second, Duration.ofMillis(100), Duration.ofSeconds(5)))
 					.as("the waiter for a is parked")
+					.isTrue();
+				// only the head (the waiter for both keys) runs scripts now: one more is
+				// its re-check
+				long scripts = scripts(redis);
+				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> scripts(redis) > scripts))
+					.as("the waiter for both keys re-checks")
+					.isTrue();
+				assertThat(TestLocks.parkedFor(first, Duration.ofMillis(10), Duration.ofSeconds(5)))
+					.as("the waiter for both keys is parked after its re-check")
 					.isTrue();
 				long released = System.nanoTime();
 				heldA.close();
 				second.join(10_000);
+				assertThat(second.isAlive()).as("the waiter for a still waits 10 s after the release").isFalse();
 				assertThat(secondFailure.get()).as("the waiter for a").isNull();
 				gaps.add((acquiredAt.get() - released) / 1_000_000);
 				heldB.close();
@@ -237,9 +267,11 @@ class EngineCallDefectTests {
 			}
 			System.out.printf("release of a -> acquire by the second waiter of a, after the first left for b: %s ms%n",
 					gaps);
-			assertThat(Collections.max(gaps))
-				.as("slowest of %s ms from the release of a to its acquisition by the second local waiter", gaps)
-				.isLessThanOrEqualTo(250);
+			List<Long> sorted = gaps.stream().sorted().toList();
+			assertThat(sorted.get(sorted.size() / 2))
+				.as("median of %s ms from the release of a to its acquisition by the second local waiter", gaps)
+				.isLessThan(300);
+			assertThat(sorted.get(sorted.size() - 1)).as("slowest of %s ms", gaps).isLessThan(2_000);
 		}
 		finally {
 			client.shutdown();
@@ -285,7 +317,10 @@ class EngineCallDefectTests {
 			Throwable thrown = catchThrowable(() -> locks.acquireAll(Arrays.asList("a", null)).close());
 			System.out.printf("acquireAll([a, null]) threw %s%n", thrown);
 			assertThat(thrown).isInstanceOf(LockKeyException.class);
-			assertThat(locks.isLocked("a")).isFalse();
+			// read from Redis itself: the client's first command would connect, which may
+			// take longer than its command timeout when this test runs first on a loaded
+			// machine ('Redis did not answer within 2s to read the lease')
+			assertThat(redis.call("EXISTS", "lockstep:a")).as("lock key of a").isEqualTo(0L);
 		}
 		finally {
 			client.shutdown();
@@ -308,6 +343,10 @@ class EngineCallDefectTests {
 		finally {
 			client.shutdown();
 		}
+	}
+
+	private static long scripts(RedisNode redis) {
+		return TestLocks.commandCalls(redis, "evalsha") + TestLocks.commandCalls(redis, "eval");
 	}
 
 }

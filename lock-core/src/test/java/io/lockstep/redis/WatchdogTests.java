@@ -149,7 +149,11 @@ class WatchdogTests {
 				System.gc();
 				return !locks.isLocked("job:4");
 			})).as("the lease of a handle nobody can close expires").isTrue();
-			assertThat(locks.engine().registered()).isZero();
+			// the watchdog forgets it on its next pass, which a loaded machine may run
+			// after the key expired
+			assertThat(TestLocks.eventually(LEASE.multipliedBy(2), () -> locks.engine().registered() == 0))
+				.as("the watchdog forgets the dropped handle")
+				.isTrue();
 		}
 	}
 
@@ -172,8 +176,10 @@ class WatchdogTests {
 		Duration maxHold = Duration.ofMillis(1_500);
 		try (RedisLockTemplate locks = locks().maxHoldTime(maxHold).lockLostListener(lost::add).build()) {
 			AtomicReference<Long> ttlAtCap = new AtomicReference<>();
-			LockHandle lock = locks.acquire("job:6");
+			// before the acquisition, whose server time starts the cap: its reply may
+			// come late on a loaded machine
 			long start = System.nanoTime();
+			LockHandle lock = locks.acquire("job:6");
 			assertThat(TestLocks.eventually(maxHold.plus(LEASE).plusMillis(500), () -> !locks.isLocked("job:6")))
 				.isTrue();
 			long goneMillis = (System.nanoTime() - start) / 1_000_000;

@@ -18,13 +18,17 @@ import org.slf4j.LoggerFactory;
  * environment variable {@value #ENVIRONMENT}) when set, else {@code redis-server} on
  * {@code PATH}, else the binary shipped inside the
  * {@code com.github.codemonstur:embedded-redis} jar, extracted once to the temporary
- * folder.
+ * folder. The value {@value #EMBEDDED} picks the jar's binary even when one is on
+ * {@code PATH} (CI runs the suite so, as on a machine without Redis).
  */
 final class RedisBinary {
 
 	static final String PROPERTY = "lockstep.test.redis-server";
 
 	static final String ENVIRONMENT = "LOCKSTEP_REDIS_SERVER";
+
+	/** The value of {@value #PROPERTY} that picks the embedded-redis jar's binary. */
+	static final String EMBEDDED = "embedded";
 
 	private static final Logger logger = LoggerFactory.getLogger(RedisBinary.class);
 
@@ -93,6 +97,9 @@ final class RedisBinary {
 
 	private static RedisBinary resolve() {
 		String configured = System.getProperty(PROPERTY, System.getenv(ENVIRONMENT));
+		if (EMBEDDED.equals(configured)) {
+			return embedded();
+		}
 		if (configured != null && !configured.isBlank()) {
 			Path path = Path.of(configured);
 			if (!Files.isExecutable(path)) {

@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Starts real {@code redis-server} processes on free {@code 127.0.0.1} ports and stops
  * every one of them, by PID, on {@link #close()}. Use it directly in a try-with-resources
@@ -23,6 +26,8 @@ public final class RedisFixture implements AutoCloseable {
 
 	private static final int START_ATTEMPTS = 5;
 
+	private static final Logger logger = LoggerFactory.getLogger(RedisFixture.class);
+
 	private final List<RedisNode> nodes = new CopyOnWriteArrayList<>();
 
 	private volatile RedisBinary binary;
@@ -35,6 +40,15 @@ public final class RedisFixture implements AutoCloseable {
 	public RedisFixture useEmbeddedRedis() {
 		this.binary = RedisBinary.embedded();
 		return this;
+	}
+
+	/**
+	 * The binary later nodes start from: its path, where it was found and its
+	 * {@code redis-server --version}.
+	 */
+	public String redisBinary() {
+		RedisBinary current = binary();
+		return current.path() + " (" + current.source() + ", " + current.version() + ")";
 	}
 
 	/** The {@code redis-server --version} of the binary later nodes start from. */
@@ -66,6 +80,7 @@ public final class RedisFixture implements AutoCloseable {
 	 * {@link RedisNode#restart()} (Redlock refuses nodes that do not persist).
 	 */
 	public List<RedisNode> masters(int count, String... extraArguments) {
+		logger.info("{} independent masters from {}", count, redisBinary());
 		List<RedisNode> masters = new ArrayList<>(count);
 		for (int i = 1; i <= count; i++) {
 			masters.add(start("master-" + i, null, Arrays.asList(extraArguments)));
@@ -78,6 +93,7 @@ public final class RedisFixture implements AutoCloseable {
 	 * up.
 	 */
 	public Replicated replicated(int replicaCount) {
+		logger.info("A master and {} replica(s) from {}", replicaCount, redisBinary());
 		RedisNode master = start("master", null, List.of());
 		List<RedisNode> replicas = new ArrayList<>(replicaCount);
 		for (int i = 1; i <= replicaCount; i++) {
@@ -109,6 +125,7 @@ public final class RedisFixture implements AutoCloseable {
 	 * the replication link), as {@link #sentinels(int, int)} configures them.
 	 */
 	public Sentinels sentinels(RedisNode master, List<RedisNode> replicas, int sentinelCount) {
+		logger.info("{} sentinels from {}", sentinelCount, redisBinary());
 		int quorum = sentinelCount / 2 + 1;
 		String config = "sentinel monitor " + Sentinels.MASTER_NAME + " 127.0.0.1 " + master.port() + " " + quorum
 				+ "\n" + "sentinel down-after-milliseconds " + Sentinels.MASTER_NAME + " 1000\n"
@@ -134,6 +151,8 @@ public final class RedisFixture implements AutoCloseable {
 		if (masterCount < 3) {
 			throw new IllegalArgumentException("A Redis Cluster needs at least 3 masters, got " + masterCount);
 		}
+		logger.info("A Redis Cluster of {} masters with {} replica(s) each from {}", masterCount, replicasPerMaster,
+				redisBinary());
 		List<String> options = List.of("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 				"--cluster-node-timeout", "2000");
 		List<RedisNode> masters = new ArrayList<>();

@@ -1,0 +1,141 @@
+package io.lockstep.redis;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The ACL recipe of the README's "Running under a Redis ACL user", read from README.md
+ * itself, so that the tests run the text users copy: the {@code ACL SETUSER} command (an
+ * indented block, lines joined at their trailing backslash), the rules the table
+ * describes, and the Cluster additions.
+ */
+public final class ReadmeAclRecipe {
+
+	/** What the README's command starts with; the rules follow. */
+	public static final List<String> PREFIX = List.of("ACL", "SETUSER", "app", "on", ">secret");
+
+	/** The README's user and password. */
+	public static final String USER = "app";
+
+	public static final String PASSWORD = "secret";
+
+	private static final Pattern CLUSTER = Pattern.compile("On a Cluster add `([^`]+)`");
+
+	private static volatile String readme;
+
+	private ReadmeAclRecipe() {
+	}
+
+	/** The README's {@code ACL SETUSER} command as written, split at whitespace. */
+	public static List<String> command() {
+		List<String> lines = section().lines().toList();
+		StringBuilder command = new StringBuilder();
+		for (int i = 0; i < lines.size(); i++) {
+			if (lines.get(i).startsWith("    ACL SETUSER ")) {
+				for (int j = i; j < lines.size(); j++) {
+					String line = lines.get(j).strip();
+					boolean continued = line.endsWith("\\");
+					command.append(continued ? line.substring(0, line.length() - 1) : line).append(' ');
+					if (!continued) {
+						break;
+					}
+				}
+				break;
+			}
+		}
+		if (command.isEmpty()) {
+			throw new IllegalStateException(
+					"README.md: no indented 'ACL SETUSER' line under '" + "### Running under a Redis ACL user'");
+		}
+		List<String> tokens = Arrays.asList(command.toString().strip().split("\\s+"));
+		if (!tokens.subList(0, Math.min(PREFIX.size(), tokens.size())).equals(PREFIX)) {
+			throw new IllegalStateException("README.md: the ACL command should start with " + PREFIX + ": " + tokens);
+		}
+		return tokens;
+	}
+
+	/** The rules of the README's command: everything after {@link #PREFIX}. */
+	public static List<String> rules() {
+		List<String> command = command();
+		return new ArrayList<>(command.subList(PREFIX.size(), command.size()));
+	}
+
+	/**
+	 * The rules the README's table describes (the backquoted words of its first column).
+	 */
+	public static Set<String> describedRules() {
+		Set<String> described = new LinkedHashSet<>();
+		for (String line : section().lines().toList()) {
+			if (line.startsWith("| `")) {
+				String first = line.substring(1, line.indexOf('|', 1));
+				Matcher quoted = Pattern.compile("`([^`]+)`").matcher(first);
+				while (quoted.find()) {
+					described.add(quoted.group(1));
+				}
+			}
+		}
+		return described;
+	}
+
+	/** The README's additions for a Cluster. */
+	public static List<String> clusterAdditions() {
+		Matcher matcher = CLUSTER.matcher(section());
+		if (!matcher.find()) {
+			throw new IllegalStateException("README.md: no 'On a Cluster add `...`' under the ACL section");
+		}
+		return Arrays.asList(matcher.group(1).strip().split("\\s+"));
+	}
+
+	private static String section() {
+		String text = readme();
+		int start = text.indexOf("### Running under a Redis ACL user");
+		if (start < 0) {
+			throw new IllegalStateException("README.md has no '### Running under a Redis ACL user' section");
+		}
+		int end = text.indexOf("\n#", start + 1);
+		return text.substring(start, (end < 0) ? text.length() : end);
+	}
+
+	private static String readme() {
+		String text = readme;
+		if (text == null) {
+			text = read(locate());
+			readme = text;
+		}
+		return text;
+	}
+
+	/**
+	 * README.md of the project: in the working directory or the nearest parent with a
+	 * mvnw.
+	 */
+	private static Path locate() {
+		for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+			if (Files.isRegularFile(dir.resolve("README.md")) && Files.isRegularFile(dir.resolve("mvnw"))) {
+				return dir.resolve("README.md");
+			}
+		}
+		throw new IllegalStateException(
+				"No README.md next to mvnw in " + Path.of("").toAbsolutePath() + " or any parent directory");
+	}
+
+	private static String read(Path path) {
+		try {
+			return Files.readString(path, StandardCharsets.UTF_8);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read " + path, ex);
+		}
+	}
+
+}
