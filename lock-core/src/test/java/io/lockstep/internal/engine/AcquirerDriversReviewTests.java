@@ -8,6 +8,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import io.lockstep.observation.LockObservationContext;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +79,39 @@ class AcquirerDriversReviewTests {
 			}
 		}).doesNotThrowAnyException();
 		assertThat(this.backend.attempts.get()).as("the confirming attempt").isEqualTo(2);
+	}
+
+	/**
+	 * An observation handler that throws when the acquire observation stops (user code)
+	 * escapes after the grant became a lease: the caller gets the exception, and the
+	 * lease stays registered (renewed by the watchdog when renewed) with no handle to
+	 * release it.
+	 */
+	@Test
+	void anObservationHandlerThatThrowsAtTheAcquiresStopLeavesNoLeaseBehind() {
+		ObservationRegistry registry = ObservationRegistry.create();
+		registry.observationConfig().observationHandler(new ObservationHandler<>() {
+
+			@Override
+			public void onStop(Observation.Context context) {
+				if (context instanceof LockObservationContext lock
+						&& lock.getKind() == LockObservationContext.Kind.ACQUIRE) {
+					throw new IllegalStateException("handler failed");
+				}
+			}
+
+			@Override
+			public boolean supportsContext(Observation.Context context) {
+				return true;
+			}
+
+		});
+		try (LockEngine observed = new LockEngine(this.backend, "p:", null, List.of(), false, registry, null, false)) {
+			this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 1 }));
+			assertThatCode(() -> observed.acquire(LockId.of("k"), "job", ms(5000), ms(30_000), true, 0, true))
+				.hasMessage("handler failed");
+			assertThat(observed.registered()).as("leases left registered (held, renewed, no handle)").isZero();
+		}
 	}
 
 	private static void sleep(long millis) {

@@ -56,6 +56,29 @@ class AcquisitionReviewTests {
 		assertThat(registered.action()).as("the answer after the hand-off's Send").isNull();
 	}
 
+	/**
+	 * Registered carries a snapshot of isHead() taken before the driver posts it; a
+	 * promotion in between is posted (and fed) first. The machine then overwrites the
+	 * promotion with the stale snapshot: a hand-off waiter that is the key's head asks
+	 * without queueing and then waits until its deadline like a non-head (no re-check
+	 * timer; releases skip hand-off waiters where notifications work; no promotion will
+	 * come).
+	 */
+	@Test
+	void aPromotionFedBeforeAStaleRegisteredAnswerKeepsTheWaiterTheHead() {
+		Acquisition machine = machine(30_000);
+		Acquisition.Step first = machine.start(0, false, false);
+		assertThat(first.action()).isInstanceOf(Acquisition.Register.class);
+		machine.on(new Acquisition.Promoted(), ms(1));
+		Acquisition.Step registered = machine.on(new Acquisition.Registered(false), ms(2));
+		Acquisition.Send send = (Acquisition.Send) registered.action();
+		assertThat(send.entryMillis()).as("the head queues in storage").isPositive();
+		Acquisition.Step held = machine.on(new Acquisition.Held(20_000, 0, 5), ms(3));
+		Acquisition.Wait wait = (Acquisition.Wait) held.action();
+		assertThat(wait.untilNanos()).as("the head re-checks within %d ms", 500)
+			.isLessThanOrEqualTo(ms(3) + Acquisition.RECHECK_NANOS);
+	}
+
 	private static long ms(long millis) {
 		return TimeUnit.MILLISECONDS.toNanos(millis);
 	}
