@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Review reproducers for the two drivers, over a fake hand-off backend (pure logic: the
@@ -114,6 +116,23 @@ class AcquirerDriversReviewTests {
 		}
 	}
 
+	/**
+	 * An Error on a worker's drain (here from the backend's attempt; equally from user
+	 * code such as an observation handler) escapes drain() without decrementing the
+	 * pending count: no event is ever fed again, the caller's future never completes and
+	 * the waiter stays registered.
+	 */
+	@Test
+	void anErrorWhileAWorkerFeedsAnEventStillEndsTheReactiveAcquisition() throws Exception {
+		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockBackend.Attempt.held(50, 0, 5)));
+		this.backend.asyncFailure = new AssertionError("attempt blew up");
+		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000),
+				false, 0);
+		assertThatThrownBy(() -> acquiring.get(6, TimeUnit.SECONDS)).as("ended within 6 s, the wait being 3 s")
+			.isInstanceOf(ExecutionException.class);
+		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
+	}
+
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
@@ -142,6 +161,8 @@ class AcquirerDriversReviewTests {
 
 		volatile String lastOwner;
 
+		volatile Error asyncFailure;
+
 		volatile HandOffListener handOffs;
 
 		@Override
@@ -162,6 +183,9 @@ class AcquirerDriversReviewTests {
 				long entryMillis, long handOffMillis, boolean queued, java.util.concurrent.Executor blocking) {
 			this.lastOwner = owner;
 			this.attempts.incrementAndGet();
+			if (this.asyncReplies.isEmpty() && this.asyncFailure != null) {
+				throw this.asyncFailure;
+			}
 			return this.asyncReplies.remove(0);
 		}
 
