@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -133,6 +134,29 @@ class AcquirerDriversReviewTests {
 		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
 	}
 
+	/**
+	 * What the stuck acquisition above costs the key: it stays the local head of the
+	 * hand-off waiters and never asks again, so a later blocking caller registers behind
+	 * it, is never promoted, and asks only when its whole wait has run out, although the
+	 * storage would grant at once.
+	 */
+	@Test
+	void afterAnErrorOnAWorkerTheKeyIsStillAcquirable() throws Exception {
+		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockBackend.Attempt.held(50, 0, 5)));
+		this.backend.asyncFailure = new AssertionError("attempt blew up");
+		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000), false, 0);
+		assertThat(this.backend.failedAttempt.await(5, TimeUnit.SECONDS)).as("its second attempt threw").isTrue();
+		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 9 }));
+		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 9 }));
+		long start = System.nanoTime();
+		try (LeaseHandle handle = this.engine.acquire(LockId.of("k"), "job", ms(4000), ms(30_000), false, 0, true)) {
+			assertThat(handle.fencingToken()).isEqualTo(9);
+		}
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+			.as("ms to acquire a key the storage grants at once (the wait is 4,000 ms)")
+			.isLessThan(2000);
+	}
+
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
@@ -163,6 +187,8 @@ class AcquirerDriversReviewTests {
 
 		volatile Error asyncFailure;
 
+		final CountDownLatch failedAttempt = new CountDownLatch(1);
+
 		volatile HandOffListener handOffs;
 
 		@Override
@@ -184,6 +210,7 @@ class AcquirerDriversReviewTests {
 			this.lastOwner = owner;
 			this.attempts.incrementAndGet();
 			if (this.asyncReplies.isEmpty() && this.asyncFailure != null) {
+				this.failedAttempt.countDown();
 				throw this.asyncFailure;
 			}
 			return this.asyncReplies.remove(0);
