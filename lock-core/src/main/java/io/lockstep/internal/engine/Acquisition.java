@@ -276,7 +276,7 @@ final class Acquisition {
 			return failed(failed.failure(), now);
 		}
 		if (event instanceof Registered registered && this.phase == Phase.REGISTERING) {
-			this.head = registered.head();
+			this.head = this.head || registered.head();
 			return (this.again || (this.head && !this.queued)) ? send(now, this.head) : await(now);
 		}
 		if (event instanceof Promoted) {
@@ -468,6 +468,7 @@ final class Acquisition {
 	private Step done(Phase end, Grant grant, LockException failure, Undo undo, String newOwner) {
 		this.phase = end;
 		this.waiting = null;
+		this.inFlight = false;
 		return step(undo, newOwner, new Done(end, grant, failure));
 	}
 

@@ -1,0 +1,86 @@
+package io.lockstep.internal.engine;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lockstep.LockException;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Review reproducers against the pure {@link Acquisition}: what the exploration does not
+ * check (the first caller's asking gate) and what a driver must do with each step.
+ */
+class AcquisitionReviewTests {
+
+	private final AtomicInteger tokens = new AtomicInteger();
+
+	private Acquisition machine(long leaseMillis) {
+		return new Acquisition(
+				new Acquisition.Terms(LockId.of("k"), ms(5000), leaseMillis, Long.MAX_VALUE, true, () -> true,
+						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max));
+	}
+
+	@Test
+	void anAbortWhileTheFirstCallersAttemptIsOnItsWayEndsItsAskingGate() {
+		Acquisition machine = machine(30_000);
+		Acquisition.Step first = machine.start(0, true, true);
+		assertThat(first.action()).isInstanceOf(Acquisition.Send.class);
+		assertThat(first.endAsking()).isFalse();
+		Acquisition.Step aborted = machine.on(new Acquisition.Aborted(new LockException("cancelled")), ms(1));
+		assertThat(aborted.action()).isInstanceOf(Acquisition.Done.class);
+		assertThat(aborted.endAsking())
+			.as("the asking gate ended by the abort (the machine ended, nothing ends it later)")
+			.isTrue();
+	}
+
+	/**
+	 * A hand-off claimed at registration (it came while the first attempt was on its way)
+	 * with less than half its lease left is confirmed by one more attempt: the Send comes
+	 * from the HandedOff event, and the Registered answer after it yields no action at
+	 * all. A driver that keeps only the answer's action (BlockingAcquirer.inOrder) loses
+	 * the Send.
+	 */
+	@Test
+	void aHandOffConfirmedWhileRegisteringLeavesTheRegisteredAnswerWithoutAnAction() {
+		Acquisition machine = machine(300);
+		Acquisition.Step first = machine.start(0, true, true);
+		Acquisition.Send send = (Acquisition.Send) first.action();
+		assertThat(send.entryMillis()).isPositive();
+		Acquisition.Step held = machine.on(new Acquisition.Held(100, 0, 6), ms(160));
+		assertThat(held.action()).isInstanceOf(Acquisition.Register.class);
+		Acquisition.Step handOff = machine.on(new Acquisition.HandedOff(send.owner(), 7, 300), ms(161));
+		assertThat(handOff.action()).as("confirmed by one more attempt").isInstanceOf(Acquisition.Send.class);
+		Acquisition.Step registered = machine.on(new Acquisition.Registered(true), ms(162));
+		assertThat(registered.action()).as("the answer after the hand-off's Send").isNull();
+	}
+
+	/**
+	 * Registered carries a snapshot of isHead() taken before the driver posts it; a
+	 * promotion in between is posted (and fed) first. The machine then overwrites the
+	 * promotion with the stale snapshot: a hand-off waiter that is the key's head asks
+	 * without queueing and then waits until its deadline like a non-head (no re-check
+	 * timer; releases skip hand-off waiters where notifications work; no promotion will
+	 * come).
+	 */
+	@Test
+	void aPromotionFedBeforeAStaleRegisteredAnswerKeepsTheWaiterTheHead() {
+		Acquisition machine = machine(30_000);
+		Acquisition.Step first = machine.start(0, false, false);
+		assertThat(first.action()).isInstanceOf(Acquisition.Register.class);
+		machine.on(new Acquisition.Promoted(), ms(1));
+		Acquisition.Step registered = machine.on(new Acquisition.Registered(false), ms(2));
+		Acquisition.Send send = (Acquisition.Send) registered.action();
+		assertThat(send.entryMillis()).as("the head queues in storage").isPositive();
+		Acquisition.Step held = machine.on(new Acquisition.Held(20_000, 0, 5), ms(3));
+		Acquisition.Wait wait = (Acquisition.Wait) held.action();
+		assertThat(wait.untilNanos()).as("the head re-checks within %d ms", 500)
+			.isLessThanOrEqualTo(ms(3) + Acquisition.RECHECK_NANOS);
+	}
+
+	private static long ms(long millis) {
+		return TimeUnit.MILLISECONDS.toNanos(millis);
+	}
+
+}
