@@ -164,7 +164,13 @@ abstract class Acquirer implements Waiters.Wake {
 		else {
 			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
 		}
-		this.engine.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
+		try {
+			this.engine.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
+		}
+		catch (RuntimeException ex) {
+			// an observation handler's failure must not strand the lease without a handle
+			logger.warn("An observation handler failed when the acquisition of '{}' ended", this.id.display(), ex);
+		}
 		return lease;
 	}
 

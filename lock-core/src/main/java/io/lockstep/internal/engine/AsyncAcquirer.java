@@ -114,26 +114,39 @@ final class AsyncAcquirer extends Acquirer {
 				try {
 					safely(feed(event));
 				}
-				catch (RuntimeException ex) {
-					safely(feed(new Acquisition.Aborted(asLockException(ex))));
+				catch (Throwable ex) {
+					abort(ex);
 				}
 			}
 		}
 		while (this.pending.decrementAndGet() != 0);
 	}
 
-	/** Acts; a failure aborts the acquisition. */
+	/** Acts; a failure (whatever it is) aborts the acquisition. */
 	private void safely(Acquisition.Action action) {
 		try {
 			act(action);
 		}
-		catch (RuntimeException ex) {
+		catch (Throwable ex) {
+			abort(ex);
+		}
+	}
+
+	/** Aborts after a failure while acting: the caller's future always completes. */
+	private void abort(Throwable failure) {
+		try {
 			if (!ended()) {
-				act(feed(new Acquisition.Aborted(asLockException(ex))));
+				act(feed(new Acquisition.Aborted(asLockException(failure))));
 			}
 			else {
-				logger.warn("Ending the acquisition of '{}' failed", this.id.display(), ex);
+				logger.warn("Ending the acquisition of '{}' failed", this.id.display(), failure);
 			}
+		}
+		catch (Throwable ex) {
+			logger.error("Aborting the acquisition of '{}' failed", this.id.display(), ex);
+		}
+		finally {
+			this.result.completeExceptionally(asLockException(failure));
 		}
 	}
 
@@ -176,9 +189,11 @@ final class AsyncAcquirer extends Acquirer {
 		Waiters.Waiter registered = registration.waiter();
 		this.waiter = registered;
 		CompletableFuture<?> listening = registration.listening();
-		listening.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+		// a copy: the subscription's own future is shared with other waiters
+		listening.copy()
+			.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
 			.whenComplete((subscribed, failure) -> {
-				if (failure != null) {
+				if (failure != null && listening.isDone()) {
 					// records a refusal (then waiters poll); the future is done: no wait
 					this.backend.awaitListening(listening);
 				}

@@ -76,15 +76,13 @@ final class BlockingAcquirer extends Acquirer {
 	 * before the answer was handled is taken as older than it.
 	 */
 	private Acquisition.Action inOrder(Acquisition.Event answer) {
-		Acquisition.Action ending = null;
+		Acquisition.Action latest = null;
 		for (Acquisition.Event event = this.inbox.poll(); event != null; event = this.inbox.poll()) {
 			Acquisition.Action action = feed(event);
-			if (action instanceof Acquisition.Done) {
-				ending = action;
-			}
+			latest = (action != null) ? action : latest;
 		}
 		Acquisition.Action action = feed(answer);
-		return (ending != null) ? ending : action;
+		return (latest instanceof Acquisition.Done || action == null) ? latest : action;
 	}
 
 	private Acquisition.Action await(Acquisition.Wait wait) {
