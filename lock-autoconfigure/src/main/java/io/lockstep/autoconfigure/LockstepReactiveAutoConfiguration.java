@@ -1,8 +1,8 @@
 package io.lockstep.autoconfigure;
 
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
 import io.lockstep.ReactiveLockTemplate;
-import io.lockstep.internal.engine.AbstractLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import reactor.core.publisher.Mono;
 
@@ -21,7 +21,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = LockstepAutoConfiguration.class)
 @ConditionalOnClass(Mono.class)
-@ConditionalOnBean(AbstractLockTemplate.class)
+@ConditionalOnBean(LockMonitor.class)
 public final class LockstepReactiveAutoConfiguration {
 
 	@Bean

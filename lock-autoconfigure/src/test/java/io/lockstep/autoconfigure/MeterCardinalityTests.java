@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.DistributedLock;
 import io.lockstep.LockTemplate;
 import io.lockstep.redis.RedisLockTemplate;
@@ -110,13 +111,13 @@ class MeterCardinalityTests {
 							+ "%d lock tags %s; heap %+d MB after GC; renewal tasks %d, keys waited for %d, "
 							+ "keys left %d (besides the fencing counter)%n",
 					KEYS, seconds, metersBefore, meters.getMeters().size(), lockstepMeters, lockTags.size(),
-					lockTags.stream().limit(5).toList(), growthMb, locks.engine().registered(),
-					locks.engine().keysWaitedFor(), keysLeft);
+					lockTags.stream().limit(5).toList(), growthMb, EngineTemplate.of(locks).engine().registered(),
+					EngineTemplate.of(locks).engine().keysWaitedFor(), keysLeft);
 			assertThat(meters.getMeters()).hasSize(metersBefore);
 			assertThat(lockTags).hasSizeLessThanOrEqualTo(3).noneMatch((tag) -> tag.startsWith("k"));
 			assertThat(growthMb).isLessThan(50);
-			assertThat(locks.engine().registered()).isZero();
-			assertThat(locks.engine().keysWaitedFor()).isZero();
+			assertThat(EngineTemplate.of(locks).engine().registered()).isZero();
+			assertThat(EngineTemplate.of(locks).engine().keysWaitedFor()).isZero();
 			assertThat(keysLeft).isZero();
 		});
 	}

@@ -5,7 +5,8 @@ import java.util.List;
 
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.EngineTemplate;
+import io.lockstep.internal.engine.LockStore;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
@@ -44,8 +45,8 @@ class RedlockAutoConfigurationTests {
 				assertThat(properties.getClockDriftFactor()).isEqualTo(0.02);
 				assertThat(properties.getNodeTimeout()).isEqualTo(Duration.ofMillis(300));
 				RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
-				LockBackend backend = locks.engine().backend();
-				assertThat(backend.getClass().getSimpleName()).isEqualTo("RedlockBackend");
+				LockStore backend = EngineTemplate.of(locks).engine().store();
+				assertThat(backend.getClass().getSimpleName()).isEqualTo("RedlockStore");
 				// 2% of a 1 s lease + 2 ms
 				assertThat(backend.driftNanos(Duration.ofSeconds(1).toNanos())).isEqualTo(22_000_000L);
 				try (LockHandle lock = locks.acquire("redlock")) {
@@ -108,8 +109,8 @@ class RedlockAutoConfigurationTests {
 	@Test
 	void withoutRedlockNodesTheSingleMasterIsUsed(RedisNode single) {
 		this.contextRunner.withPropertyValues("spring.data.redis.port=" + single.port()).run((context) -> {
-			LockBackend backend = context.getBean(RedisLockTemplate.class).engine().backend();
-			assertThat(backend.getClass().getSimpleName()).isEqualTo("RedisBackend");
+			LockStore backend = EngineTemplate.of(context.getBean(RedisLockTemplate.class)).engine().store();
+			assertThat(backend.getClass().getSimpleName()).isEqualTo("RedisStore");
 		});
 	}
 

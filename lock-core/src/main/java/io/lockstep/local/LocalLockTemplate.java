@@ -1,10 +1,22 @@
 package io.lockstep.local;
 
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+import io.lockstep.LockCallback;
+import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
+import io.lockstep.LockLostListener;
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
-import io.lockstep.internal.engine.AbstractLockTemplate;
-import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
-import io.lockstep.internal.engine.LockEngine;
+import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockSettings;
+import io.lockstep.internal.engine.Storage;
+import io.lockstep.internal.engine.TemplateOptions;
+import io.lockstep.observation.LockObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
 
 /**
  * A {@link LockTemplate} whose locks exist only in this JVM: the same API and semantics
@@ -12,28 +24,144 @@ import io.lockstep.internal.engine.LockSettings;
  * lease-loss events) without Redis. Locks do <em>not</em> exclude other processes: use it
  * where there is one instance, in tests, or with {@code lockstep.enabled=false}.
  */
-public final class LocalLockTemplate extends AbstractLockTemplate<LocalLockTemplate> {
+public final class LocalLockTemplate implements LockTemplate, LockMonitor, AutoCloseable {
 
-	private final LocalBackend backend;
+	private final EngineTemplate locks;
 
-	LocalLockTemplate(LockEngine engine, LockSettings settings, boolean owner) {
-		super(engine, settings, owner);
-		this.backend = (LocalBackend) engine.backend();
+	/** The store of the engine, shared with the copies. */
+	private final LocalStore store;
+
+	static {
+		EngineTemplate.register(LocalLockTemplate.class, (template) -> template.locks);
+	}
+
+	LocalLockTemplate(LocalStore store, EngineTemplate locks) {
+		this.store = store;
+		this.locks = locks;
+	}
+
+	@Override
+	public <R> R execute(String key, LockCallback<R> callback) {
+		return this.locks.execute(key, callback);
+	}
+
+	@Override
+	public <R> R executeAll(Collection<String> keys, LockCallback<R> callback) {
+		return this.locks.executeAll(keys, callback);
+	}
+
+	@Override
+	public <R> Optional<R> tryExecute(String key, LockCallback<R> callback) {
+		return this.locks.tryExecute(key, callback);
+	}
+
+	@Override
+	public LockHandle acquire(String key) {
+		return this.locks.acquire(key);
+	}
+
+	@Override
+	public LockHandle acquireAll(Collection<String> keys) {
+		return this.locks.acquireAll(keys);
+	}
+
+	@Override
+	public Optional<LockHandle> tryAcquire(String key) {
+		return this.locks.tryAcquire(key);
+	}
+
+	@Override
+	public boolean isLocked(String key) {
+		return this.locks.isLocked(key);
+	}
+
+	@Override
+	public LocalLockTemplate withWaitTime(Duration waitTime) {
+		return new LocalLockTemplate(this.store, this.locks.withWaitTime(waitTime));
+	}
+
+	@Override
+	public LocalLockTemplate withLeaseTime(Duration leaseTime) {
+		return new LocalLockTemplate(this.store, this.locks.withLeaseTime(leaseTime));
+	}
+
+	@Override
+	public LocalLockTemplate withMinHoldTime(Duration minHoldTime) {
+		return new LocalLockTemplate(this.store, this.locks.withMinHoldTime(minHoldTime));
+	}
+
+	@Override
+	public LocalLockTemplate named(String name) {
+		return new LocalLockTemplate(this.store, this.locks.named(name));
+	}
+
+	@Override
+	public LocalLockTemplate withLockName(String lockName) {
+		return new LocalLockTemplate(this.store, this.locks.withLockName(lockName));
+	}
+
+	@Override
+	public List<LockInfo> heldLocks() {
+		return this.locks.heldLocks();
+	}
+
+	@Override
+	public String keyPrefix() {
+		return this.locks.keyPrefix();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The key is resolved like {@link #isLocked(String)}: with this copy's name.
+	 */
+	@Override
+	public Optional<Duration> leaseRemaining(String key) {
+		return this.locks.leaseRemaining(key);
+	}
+
+	@Override
+	public Duration ping() {
+		return this.locks.ping();
+	}
+
+	@Override
+	public long leasesLost() {
+		return this.locks.leasesLost();
+	}
+
+	@Override
+	public long releaseFailures() {
+		return this.locks.releaseFailures();
+	}
+
+	@Override
+	public boolean renewalsFailing() {
+		return this.locks.renewalsFailing();
+	}
+
+	@Override
+	public String lastRenewalFailure() {
+		return this.locks.lastRenewalFailure();
+	}
+
+	@Override
+	public boolean isDistributed() {
+		return this.locks.isDistributed();
+	}
+
+	/**
+	 * Closes what the template opened when this is the instance a builder returned: held
+	 * leases stop being renewed and expire on their own. Does nothing on a copy.
+	 */
+	@Override
+	public void close() {
+		this.locks.close();
 	}
 
 	/** A builder of a JVM-local template. */
 	public static Builder builder() {
 		return new Builder();
-	}
-
-	@Override
-	protected LocalLockTemplate copy(LockEngine engine, LockSettings settings) {
-		return new LocalLockTemplate(engine, settings, false);
-	}
-
-	@Override
-	public boolean isDistributed() {
-		return false;
 	}
 
 	/**
@@ -44,24 +172,114 @@ public final class LocalLockTemplate extends AbstractLockTemplate<LocalLockTempl
 	 * @return how many keys were held
 	 */
 	public int clear() {
-		return this.backend.clear();
+		return this.store.clear();
 	}
 
 	/** Builds a {@link LocalLockTemplate}. */
-	public static final class Builder extends AbstractLockTemplateBuilder<Builder, LocalLockTemplate> {
+	public static final class Builder {
+
+		private final TemplateOptions options = new TemplateOptions();
 
 		private Builder() {
 		}
 
-		@Override
-		protected Builder self() {
+		/** Prefix of every key; default {@code lockstep:}. */
+		public Builder keyPrefix(String keyPrefix) {
+			this.options.keyPrefix(keyPrefix);
 			return this;
 		}
 
-		@Override
+		/** Default wait for a lock; default 5s. */
+		public Builder waitTime(Duration waitTime) {
+			this.options.waitTime(waitTime);
+			return this;
+		}
+
+		/** Watchdog lease, renewed every third of it while held; default 30s. */
+		public Builder leaseTime(Duration leaseTime) {
+			this.options.leaseTime(leaseTime);
+			return this;
+		}
+
+		/**
+		 * Hard cap on every hold: a key never outlives acquisition + this (the first
+		 * lease is capped too), and {@code isHeld()} turns false by then; default none.
+		 */
+		public Builder maxHoldTime(Duration maxHoldTime) {
+			this.options.maxHoldTime(maxHoldTime);
+			return this;
+		}
+
+		/**
+		 * Whether a lost lease also interrupts the calls guarded by it (only while they
+		 * run); default false (notify only).
+		 */
+		public Builder interruptOnLeaseLost(boolean interrupt) {
+			this.options.interruptOnLeaseLost(interrupt);
+			return this;
+		}
+
+		/**
+		 * Whether the threads the library starts for work that may block run as virtual
+		 * threads: the workers of asynchronous (reactive) acquisitions and the thread
+		 * that tells the lock-lost listeners. Default {@code false}; the
+		 * auto-configuration follows {@code spring.threads.virtual.enabled}. The watchdog
+		 * and the timers stay on platform threads (their tasks never block, and must run
+		 * on time).
+		 * @throws IllegalStateException on a JDK without virtual threads (before 21)
+		 */
+		public Builder virtualThreads(boolean virtual) {
+			this.options.virtualThreads(virtual);
+			return this;
+		}
+
+		/**
+		 * Adds a listener told about every lost lease, on a thread of the library's own
+		 * ({@code lockstep-events}).
+		 */
+		public Builder lockLostListener(LockLostListener listener) {
+			this.options.lockLostListener(listener);
+			return this;
+		}
+
+		/**
+		 * Overrides the wait and the lease for the lock name used with
+		 * {@code named(String)} (or the annotation's name); {@code null} keeps the
+		 * default.
+		 */
+		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime) {
+			this.options.lockOverride(name, waitTime, leaseTime);
+			return this;
+		}
+
+		/**
+		 * Overrides the wait, the lease and the minimum hold (see
+		 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
+		 * {@code named(String)} (or the annotation's name); {@code null} keeps the
+		 * default.
+		 */
+		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime, Duration minHoldTime) {
+			this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);
+			return this;
+		}
+
+		/**
+		 * Observes acquisitions ({@code lockstep.acquire}) and held locks
+		 * ({@code lockstep.held}); {@code convention} may be {@code null} for the
+		 * default.
+		 */
+		public Builder observationRegistry(ObservationRegistry registry, LockObservationConvention convention) {
+			this.options.observationRegistry(registry, convention);
+			return this;
+		}
+
+		/** Builds the template; it owns what it opened and closes it with itself. */
 		public LocalLockTemplate build() {
-			LockSettings settings = settings();
-			return new LocalLockTemplate(engine(new LocalBackend()), settings, true);
+			LockSettings settings = this.options.settings();
+			LocalWakeUps wakeUps = new LocalWakeUps();
+			LocalStore store = new LocalStore(wakeUps::released);
+			return new LocalLockTemplate(store,
+					new EngineTemplate(this.options.engine(new Storage(store, wakeUps)), settings, true));
 		}
 
 	}

@@ -1,11 +1,18 @@
 package io.lockstep.redis;
 
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
 import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.LockCallback;
+import io.lockstep.LockHandle;
+import io.lockstep.LockInfo;
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
-import io.lockstep.internal.engine.AbstractLockTemplate;
-import io.lockstep.internal.engine.LockEngine;
+import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockSettings;
-import io.lockstep.internal.redis.RedisBackendFactory;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -29,13 +36,138 @@ import org.springframework.util.Assert;
  * Not safe: with asynchronous replication, a failover can lose a lock that the old master
  * granted (another owner may then acquire it); use fencing tokens where that matters.
  */
-public final class RedisLockTemplate extends AbstractLockTemplate<RedisLockTemplate> {
+public final class RedisLockTemplate implements LockTemplate, LockMonitor, AutoCloseable {
 
 	/** The longest Redis key (prefix, name and key) accepted, in UTF-8 bytes. */
 	public static final int MAX_KEY_BYTES = LockSettings.MAX_KEY_BYTES;
 
-	RedisLockTemplate(LockEngine engine, LockSettings settings, boolean owner) {
-		super(engine, settings, owner);
+	private final EngineTemplate locks;
+
+	static {
+		EngineTemplate.register(RedisLockTemplate.class, (template) -> template.locks);
+	}
+
+	RedisLockTemplate(EngineTemplate locks) {
+		this.locks = locks;
+	}
+
+	@Override
+	public <R> R execute(String key, LockCallback<R> callback) {
+		return this.locks.execute(key, callback);
+	}
+
+	@Override
+	public <R> R executeAll(Collection<String> keys, LockCallback<R> callback) {
+		return this.locks.executeAll(keys, callback);
+	}
+
+	@Override
+	public <R> Optional<R> tryExecute(String key, LockCallback<R> callback) {
+		return this.locks.tryExecute(key, callback);
+	}
+
+	@Override
+	public LockHandle acquire(String key) {
+		return this.locks.acquire(key);
+	}
+
+	@Override
+	public LockHandle acquireAll(Collection<String> keys) {
+		return this.locks.acquireAll(keys);
+	}
+
+	@Override
+	public Optional<LockHandle> tryAcquire(String key) {
+		return this.locks.tryAcquire(key);
+	}
+
+	@Override
+	public boolean isLocked(String key) {
+		return this.locks.isLocked(key);
+	}
+
+	@Override
+	public RedisLockTemplate withWaitTime(Duration waitTime) {
+		return new RedisLockTemplate(this.locks.withWaitTime(waitTime));
+	}
+
+	@Override
+	public RedisLockTemplate withLeaseTime(Duration leaseTime) {
+		return new RedisLockTemplate(this.locks.withLeaseTime(leaseTime));
+	}
+
+	@Override
+	public RedisLockTemplate withMinHoldTime(Duration minHoldTime) {
+		return new RedisLockTemplate(this.locks.withMinHoldTime(minHoldTime));
+	}
+
+	@Override
+	public RedisLockTemplate named(String name) {
+		return new RedisLockTemplate(this.locks.named(name));
+	}
+
+	@Override
+	public RedisLockTemplate withLockName(String lockName) {
+		return new RedisLockTemplate(this.locks.withLockName(lockName));
+	}
+
+	@Override
+	public List<LockInfo> heldLocks() {
+		return this.locks.heldLocks();
+	}
+
+	@Override
+	public String keyPrefix() {
+		return this.locks.keyPrefix();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The key is resolved like {@link #isLocked(String)}: with this copy's name.
+	 */
+	@Override
+	public Optional<Duration> leaseRemaining(String key) {
+		return this.locks.leaseRemaining(key);
+	}
+
+	@Override
+	public Duration ping() {
+		return this.locks.ping();
+	}
+
+	@Override
+	public long leasesLost() {
+		return this.locks.leasesLost();
+	}
+
+	@Override
+	public long releaseFailures() {
+		return this.locks.releaseFailures();
+	}
+
+	@Override
+	public boolean renewalsFailing() {
+		return this.locks.renewalsFailing();
+	}
+
+	@Override
+	public String lastRenewalFailure() {
+		return this.locks.lastRenewalFailure();
+	}
+
+	@Override
+	public boolean isDistributed() {
+		return this.locks.isDistributed();
+	}
+
+	/**
+	 * Closes what the template opened when this is the instance a builder returned: held
+	 * leases stop being renewed and expire on their own. Does nothing on a copy.
+	 */
+	@Override
+	public void close() {
+		this.locks.close();
 	}
 
 	/**
@@ -62,24 +194,6 @@ public final class RedisLockTemplate extends AbstractLockTemplate<RedisLockTempl
 	public static RedisLockTemplateBuilder builder(AbstractRedisClient client) {
 		Assert.notNull(client, "'client' must not be null");
 		return new RedisLockTemplateBuilder(client);
-	}
-
-	/**
-	 * A builder on a backend of Lockstep's own (Cluster, Redlock); not for applications.
-	 */
-	public static RedisLockTemplateBuilder builder(RedisBackendFactory backend) {
-		Assert.notNull(backend, "'backend' must not be null");
-		return new RedisLockTemplateBuilder(backend);
-	}
-
-	@Override
-	protected RedisLockTemplate copy(LockEngine engine, LockSettings settings) {
-		return new RedisLockTemplate(engine, settings, false);
-	}
-
-	@Override
-	public boolean isDistributed() {
-		return true;
 	}
 
 }

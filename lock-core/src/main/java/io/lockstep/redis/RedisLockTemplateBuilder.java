@@ -5,21 +5,33 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lockstep.cluster.ClusterLocks;
+import io.lockstep.LockLostListener;
 import io.lockstep.internal.DurationFormat;
-import io.lockstep.internal.redis.RedisBackendFactory;
-import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
+import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockSettings;
+import io.lockstep.internal.engine.TemplateOptions;
+import io.lockstep.internal.redis.ClusterLayout;
+import io.lockstep.internal.redis.KeyLayout;
+import io.lockstep.internal.redis.RedisStorage;
+import io.lockstep.internal.redis.StorageFactory;
+import io.lockstep.internal.redis.TemplateBuilders;
+import io.lockstep.observation.LockObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.util.Assert;
 
 /**
  * Builds a {@link RedisLockTemplate}.
  */
-public final class RedisLockTemplateBuilder
-		extends AbstractLockTemplateBuilder<RedisLockTemplateBuilder, RedisLockTemplate> {
+public final class RedisLockTemplateBuilder {
 
-	private final RedisBackendFactory backend;
+	static {
+		TemplateBuilders.register(RedisLockTemplateBuilder.class, RedisLockTemplateBuilder::new);
+	}
+
+	private final TemplateOptions options = new TemplateOptions();
+
+	private final StorageFactory storage;
 
 	private Duration commandTimeout = Duration.ofSeconds(2);
 
@@ -31,17 +43,102 @@ public final class RedisLockTemplateBuilder
 
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
 		this.cluster = client instanceof RedisClusterClient;
-		this.backend = (client instanceof RedisClusterClient cluster) ? ClusterLocks.backend(cluster) : (timeout,
-				prefix) -> new RedisBackend(client, timeout, prefix, this.replicaAcks, this.replicaAckTimeout);
+		this.storage = (timeout, prefix) -> RedisStorage.create(client, timeout,
+				this.cluster ? new ClusterLayout(prefix) : KeyLayout.singleMaster(prefix), this.replicaAcks,
+				this.replicaAckTimeout);
 	}
 
-	RedisLockTemplateBuilder(RedisBackendFactory backend) {
+	/** On a store of Lockstep's own (Redlock). */
+	private RedisLockTemplateBuilder(StorageFactory storage) {
 		this.cluster = false;
-		this.backend = backend;
+		this.storage = storage;
 	}
 
-	@Override
-	protected RedisLockTemplateBuilder self() {
+	/** Prefix of every key; default {@code lockstep:}. */
+	public RedisLockTemplateBuilder keyPrefix(String keyPrefix) {
+		this.options.keyPrefix(keyPrefix);
+		return this;
+	}
+
+	/** Default wait for a lock; default 5s. */
+	public RedisLockTemplateBuilder waitTime(Duration waitTime) {
+		this.options.waitTime(waitTime);
+		return this;
+	}
+
+	/** Watchdog lease, renewed every third of it while held; default 30s. */
+	public RedisLockTemplateBuilder leaseTime(Duration leaseTime) {
+		this.options.leaseTime(leaseTime);
+		return this;
+	}
+
+	/**
+	 * Hard cap on every hold: a key never outlives acquisition + this (the first lease is
+	 * capped too), and {@code isHeld()} turns false by then; default none.
+	 */
+	public RedisLockTemplateBuilder maxHoldTime(Duration maxHoldTime) {
+		this.options.maxHoldTime(maxHoldTime);
+		return this;
+	}
+
+	/**
+	 * Whether a lost lease also interrupts the calls guarded by it (only while they run);
+	 * default false (notify only).
+	 */
+	public RedisLockTemplateBuilder interruptOnLeaseLost(boolean interrupt) {
+		this.options.interruptOnLeaseLost(interrupt);
+		return this;
+	}
+
+	/**
+	 * Whether the threads the library starts for work that may block run as virtual
+	 * threads: the workers of asynchronous (reactive) acquisitions and the thread that
+	 * tells the lock-lost listeners. Default {@code false}; the auto-configuration
+	 * follows {@code spring.threads.virtual.enabled}. The watchdog and the timers stay on
+	 * platform threads (their tasks never block, and must run on time).
+	 * @throws IllegalStateException on a JDK without virtual threads (before 21)
+	 */
+	public RedisLockTemplateBuilder virtualThreads(boolean virtual) {
+		this.options.virtualThreads(virtual);
+		return this;
+	}
+
+	/**
+	 * Adds a listener told about every lost lease, on a thread of the library's own
+	 * ({@code lockstep-events}).
+	 */
+	public RedisLockTemplateBuilder lockLostListener(LockLostListener listener) {
+		this.options.lockLostListener(listener);
+		return this;
+	}
+
+	/**
+	 * Overrides the wait and the lease for the lock name used with {@code named(String)}
+	 * (or the annotation's name); {@code null} keeps the default.
+	 */
+	public RedisLockTemplateBuilder lockOverride(String name, Duration waitTime, Duration leaseTime) {
+		this.options.lockOverride(name, waitTime, leaseTime);
+		return this;
+	}
+
+	/**
+	 * Overrides the wait, the lease and the minimum hold (see
+	 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
+	 * {@code named(String)} (or the annotation's name); {@code null} keeps the default.
+	 */
+	public RedisLockTemplateBuilder lockOverride(String name, Duration waitTime, Duration leaseTime,
+			Duration minHoldTime) {
+		this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);
+		return this;
+	}
+
+	/**
+	 * Observes acquisitions ({@code lockstep.acquire}) and held locks
+	 * ({@code lockstep.held}); {@code convention} may be {@code null} for the default.
+	 */
+	public RedisLockTemplateBuilder observationRegistry(ObservationRegistry registry,
+			LockObservationConvention convention) {
+		this.options.observationRegistry(registry, convention);
 		return this;
 	}
 
@@ -77,19 +174,21 @@ public final class RedisLockTemplateBuilder
 	}
 
 	/**
+	 * Builds the template; it owns what it opened and closes it with itself.
 	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease,
 	 * or a per-name minimum hold exceeds the max-hold cap
 	 */
-	@Override
 	public RedisLockTemplate build() {
-		leases().forEach((property, lease) -> {
+		this.options.leases().forEach((property, lease) -> {
 			if (this.commandTimeout.compareTo(lease.dividedBy(3)) > 0) {
 				throw new IllegalArgumentException("'commandTimeout' (" + DurationFormat.format(this.commandTimeout)
 						+ ") must not exceed a third of '" + property + "' (" + DurationFormat.format(lease) + ")");
 			}
 		});
-		LockSettings settings = settings();
-		return new RedisLockTemplate(engine(this.backend.create(this.commandTimeout, keyPrefix())), settings, true);
+		LockSettings settings = this.options.settings();
+		return new RedisLockTemplate(new EngineTemplate(
+				this.options.engine(this.storage.create(this.commandTimeout, this.options.keyPrefix())), settings,
+				true));
 	}
 
 }

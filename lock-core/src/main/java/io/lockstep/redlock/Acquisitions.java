@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongUnaryOperator;
 
 import io.lockstep.LockException;
-import io.lockstep.internal.engine.LockBackend.Attempt;
+import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.redis.LockCommands;
 import org.slf4j.Logger;

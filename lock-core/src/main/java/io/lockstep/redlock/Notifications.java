@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import io.lockstep.internal.engine.WakeUps;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * of nodes has let it go by then). Messages are hints: waiters also re-check on their
  * own.
  */
-final class Notifications {
+final class Notifications implements WakeUps {
 
 	private static final Logger logger = LoggerFactory.getLogger(Notifications.class);
 
@@ -45,7 +46,8 @@ final class Notifications {
 	 * Opens the notification connections; waits until a quorum is open, at most the
 	 * timeout.
 	 */
-	void prepare() {
+	@Override
+	public void prepare() {
 		List<CompletableFuture<Void>> preparing = this.nodes.each(Node::prepareListening);
 		try {
 			Votes.gather(preparing, (sofar) -> open() >= this.nodes.quorum())
@@ -67,12 +69,14 @@ final class Notifications {
 	 * Subscribes on every node; completes once a quorum subscribed (a quorum shares a
 	 * node with the holder's, where its release publishes) or every node answered.
 	 */
-	CompletableFuture<?> listen(String key) {
+	@Override
+	public CompletableFuture<?> listen(String key) {
 		return Votes.gather(this.nodes.each((node) -> node.listen(key)),
 				(sofar) -> sofar.count((ok) -> true) >= this.nodes.quorum());
 	}
 
-	void await(CompletableFuture<?> listening) {
+	@Override
+	public void await(CompletableFuture<?> listening) {
 		try {
 			listening.get(this.nodes.commandTimeout().toNanos(), TimeUnit.NANOSECONDS);
 		}
@@ -84,12 +88,14 @@ final class Notifications {
 		}
 	}
 
-	void unlisten(String key) {
+	@Override
+	public void unlisten(String key) {
 		this.nodes.all().forEach((node) -> node.channel().unsubscribe(key));
 		this.heard.remove(key);
 	}
 
-	void onRelease(Consumer<String> listener) {
+	@Override
+	public void onRelease(Consumer<String> listener) {
 		this.nodes.all().forEach((node) -> node.channel().onMessage((key, message) -> {
 			if (tells(key, message)) {
 				listener.accept(key);
@@ -107,11 +113,17 @@ final class Notifications {
 		return now.count() == 1 || now.count() == this.nodes.quorum();
 	}
 
-	boolean notifies() {
+	@Override
+	public boolean notifies() {
 		return this.nodes.all().stream().anyMatch((node) -> node.channel().notifies());
 	}
 
 	private record Heard(String release, int count) {
+	}
+
+	/** Nothing of its own: the nodes' connections close with the store. */
+	@Override
+	public void close() {
 	}
 
 }

@@ -13,7 +13,9 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import io.lockstep.internal.redis.RedisBackendFactory;
+import io.lockstep.internal.engine.Storage;
+import io.lockstep.internal.redis.StorageFactory;
+import io.lockstep.internal.redis.TemplateBuilders;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redis.RedisLockTemplateBuilder;
 import org.slf4j.Logger;
@@ -162,13 +164,13 @@ public final class Redlock {
 		Settings settings = new Settings(this.clockDriftFactor, this.nodeTimeout, this.requirePersistence);
 		List<RedisURI> uris = this.uris;
 		List<RedisClient> clients = this.clients;
-		RedisBackendFactory factory = (clients != null) ? (timeout, prefix) -> new RedlockBackend(names(clients.size()),
-				clients, timeout, prefix, settings, () -> {
-				}) : (timeout, prefix) -> owned(uris, timeout, prefix, settings);
-		return RedisLockTemplate.builder(factory);
+		StorageFactory factory = (clients != null) ? (timeout,
+				prefix) -> storage(new RedlockStore(names(clients.size()), clients, timeout, prefix, settings, () -> {
+				})) : (timeout, prefix) -> storage(owned(uris, timeout, prefix, settings));
+		return TemplateBuilders.on(RedisLockTemplateBuilder.class, factory);
 	}
 
-	private static RedlockBackend owned(List<RedisURI> uris, Duration commandTimeout, String keyPrefix,
+	private static RedlockStore owned(List<RedisURI> uris, Duration commandTimeout, String keyPrefix,
 			Settings settings) {
 		ClientResources resources = DefaultClientResources.create();
 		ClientOptions options = ClientOptions.builder()
@@ -184,7 +186,7 @@ public final class Redlock {
 			clients.add(client);
 			names.add(name(uri));
 		}
-		return new RedlockBackend(names, clients, commandTimeout, keyPrefix, settings, () -> {
+		return new RedlockStore(names, clients, commandTimeout, keyPrefix, settings, () -> {
 			clients.forEach((client) -> client.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
 			try {
 				resources.shutdown(0, 2, TimeUnit.SECONDS).get(3, TimeUnit.SECONDS);
@@ -196,6 +198,10 @@ public final class Redlock {
 				logger.debug("Shutting down the Redlock client resources did not complete", ex);
 			}
 		});
+	}
+
+	private static Storage storage(RedlockStore store) {
+		return new Storage(store, store.wakeUps());
 	}
 
 	private static String name(RedisURI uri) {
@@ -210,7 +216,7 @@ public final class Redlock {
 		return names;
 	}
 
-	/** What a backend needs of these settings, fixed when its builder was made. */
+	/** What a store needs of these settings, fixed when its builder was made. */
 	record Settings(double clockDriftFactor, Duration nodeTimeout, boolean requirePersistence) {
 	}
 

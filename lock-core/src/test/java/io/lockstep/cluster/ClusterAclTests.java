@@ -7,8 +7,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import io.lockstep.internal.redis.SlotTags;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.redis.ReadmeAclRecipe;
 import io.lockstep.redis.RedisLockTemplate;
@@ -68,7 +70,7 @@ class ClusterAclTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> b.engine().keysWaitedFor() == 1)).isTrue();
+			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1)).isTrue();
 			Eventually.holds(Duration.ofMillis(1_500), () -> false); // renewed at least
 																		// three times
 			assertThat(held.isHeld()).isTrue();
@@ -79,9 +81,9 @@ class ClusterAclTests {
 			System.out.printf(
 					"cluster ACL user: %d keys in %d slots acquired, renewed, released; waiter woken after "
 							+ "%d ms (notifications %s); leases lost %d%n",
-					keys.size(), slots, wokenMillis, b.engine().backend().notifies() ? "on" : "off",
+					keys.size(), slots, wokenMillis, Probes.engine(b).wakeUps().notifies() ? "on" : "off",
 					a.leasesLost() + b.leasesLost());
-			assertThat(b.engine().backend().notifies()).isTrue();
+			assertThat(Probes.engine(b).wakeUps().notifies()).isTrue();
 			assertThat(wokenMillis).isLessThan(250);
 			assertThat(a.leasesLost() + b.leasesLost()).isZero();
 		}

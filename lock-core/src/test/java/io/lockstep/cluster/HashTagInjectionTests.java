@@ -1,8 +1,6 @@
 package io.lockstep.cluster;
 
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -12,9 +10,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.cluster.RedisClusterClient;
-import org.junit.jupiter.api.AfterEach;
+import io.lockstep.internal.redis.SlotTags;
+import io.lockstep.internal.redis.ClusterLayout;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,14 +32,7 @@ class HashTagInjectionTests {
 	private static final String[] PIECES = { "{", "}", "{}", "}{", "{{", "}}", "{a}", "{0}", "{1}", "__fence", ":",
 			"user", "42", "ü", "\n", "{victim}", "victim" };
 
-	private final RedisClusterClient client = RedisClusterClient.create(RedisURI.create("127.0.0.1", 1));
-
-	private final ClusterBackend backend = new ClusterBackend(this.client, Duration.ofSeconds(1), PREFIX);
-
-	@AfterEach
-	void close() {
-		this.client.shutdown(Duration.ZERO, Duration.ZERO);
-	}
+	private final ClusterLayout backend = new ClusterLayout(PREFIX);
 
 	@Test
 	void theSpecsCrc16MatchesItsTestVector() {
@@ -54,11 +44,7 @@ class HashTagInjectionTests {
 	}
 
 	@Test
-	void adversarialKeysStayInTheSlotOfTheirWholeKeyWithTheirFencingCounter() throws Exception {
-		Method fenceKey = ClusterBackend.class.getDeclaredMethod("fenceKey", int.class);
-		fenceKey.setAccessible(true);
-		Method queued = ClusterBackend.class.getDeclaredMethod("queued", String.class, String.class);
-		queued.setAccessible(true);
+	void adversarialKeysStayInTheSlotOfTheirWholeKeyWithTheirFencingCounter() {
 		Random random = new Random(7);
 		Set<String> logical = new LinkedHashSet<>();
 		// keys that copy another key's stored form
@@ -84,9 +70,9 @@ class HashTagInjectionTests {
 		for (String key : logical) {
 			String stored = this.backend.stored(key);
 			int wholeKeySlot = crc16(key.getBytes(StandardCharsets.UTF_8)) & 16383;
-			String counter = (String) fenceKey.invoke(this.backend, SlotTags.slot(key));
-			String queue = (String) queued.invoke(this.backend, key, "q");
-			String table = (String) queued.invoke(this.backend, key, "w");
+			String counter = this.backend.fence(key);
+			String queue = this.backend.queue(key);
+			String table = this.backend.table(key);
 			counters.add(counter);
 			counters.add(queue);
 			counters.add(table);
@@ -123,8 +109,7 @@ class HashTagInjectionTests {
 	void aPrefixWithBracesIsRefused() {
 		List<String> prefixes = new ArrayList<>(List.of("{app}:", "app}:", "a{b:"));
 		for (String prefix : prefixes) {
-			assertThatIllegalArgumentException()
-				.isThrownBy(() -> new ClusterBackend(this.client, Duration.ofSeconds(1), prefix))
+			assertThatIllegalArgumentException().isThrownBy(() -> new ClusterLayout(prefix))
 				.withMessageContaining("'keyPrefix' must not contain '{' or '}'")
 				.withMessageContaining(prefix);
 		}

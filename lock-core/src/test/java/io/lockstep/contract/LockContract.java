@@ -13,6 +13,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -169,7 +170,7 @@ abstract class LockContract {
 						return System.nanoTime();
 					}
 				}, pool);
-				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> second.engine().keysWaitedFor() == 1))
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> Probes.engine(second).keysWaitedFor() == 1))
 					.as("the second client waits")
 					.isTrue();
 				long released = System.nanoTime();

@@ -6,8 +6,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
-import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockStore;
 import io.lockstep.internal.engine.LockId;
 import org.junit.jupiter.api.Test;
 
@@ -33,7 +34,7 @@ class LocalMinHoldTimeTests {
 					left);
 			assertThat(left).isBetween(1500 - millis(read - before) - 2, 1500 - millis(closing - acquired));
 			assertThat(lock.isHeld()).isFalse();
-			assertThat(locks.engine().registered()).isZero();
+			assertThat(Probes.engine(locks).registered()).isZero();
 			assertThat(locks.tryAcquire("job")).isEmpty();
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
 			while (locks.isLocked("job") && System.nanoTime() < deadline) {
@@ -54,7 +55,7 @@ class LocalMinHoldTimeTests {
 				}
 			});
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-			while (locks.engine().keysWaitedFor() == 0 && System.nanoTime() < deadline) {
+			while (Probes.engine(locks).keysWaitedFor() == 0 && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
 			Thread.sleep(800);
@@ -78,7 +79,7 @@ class LocalMinHoldTimeTests {
 				}
 			});
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-			while (locks.engine().keysWaitedFor() == 0 && System.nanoTime() < deadline) {
+			while (Probes.engine(locks).keysWaitedFor() == 0 && System.nanoTime() < deadline) {
 				Thread.sleep(5);
 			}
 			lock.close();
@@ -90,20 +91,19 @@ class LocalMinHoldTimeTests {
 
 	@Test
 	void keepNeverTouchesAnotherOwnersKeyAndNotifiesNoWaiter() {
-		LocalBackend backend = new LocalBackend();
 		List<String> notified = new CopyOnWriteArrayList<>();
-		backend.onRelease(notified::add);
+		LocalStore backend = new LocalStore(notified::add);
 		LockId id = LockId.of("taken");
-		assertThat(backend.tryAcquire(id, "other", 60_000, 0).acquired()).isTrue();
-		assertThat(backend.keep(id, "me", 1000)).isZero();
+		assertThat(backend.acquire(LockStore.Acquire.once(id, "other", 60_000, 0)).acquired()).isTrue();
+		assertThat(backend.release(LockStore.Release.keep(id, "me", 1000))).isZero();
 		assertThat(backend.remainingLease("taken")).isGreaterThan(59_000L);
-		assertThat(backend.keep(id, "other", 1000)).isOne();
+		assertThat(backend.release(LockStore.Release.keep(id, "other", 1000))).isOne();
 		assertThat(backend.remainingLease("taken")).isBetween(900L, 1000L);
 		// a renewal after the keep cannot extend it
-		backend.renew(List.of(new LockBackend.Renewal(id, "other", 30_000)));
+		backend.renew(List.of(new LockStore.Renewal(id, "other", 30_000)));
 		assertThat(backend.remainingLease("taken")).isBetween(1L, 1000L);
 		assertThat(notified).as("no waiter is woken: the key is still taken").isEmpty();
-		assertThat(backend.release(id, "other")).isOne();
+		assertThat(backend.release(LockStore.Release.of(id, "other"))).isOne();
 		assertThat(notified).containsExactly("taken");
 		backend.close();
 	}

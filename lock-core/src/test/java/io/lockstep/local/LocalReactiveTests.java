@@ -3,6 +3,7 @@ package io.lockstep.local;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import org.junit.jupiter.api.Test;
@@ -49,7 +50,7 @@ class LocalReactiveTests {
 			assertThat(done).isEqualTo(subscribers * each);
 			assertThat(overlaps.get()).isZero();
 			assertThat(counter[0]).isEqualTo(subscribers * each);
-			assertThat(blocking.engine().keysWaitedFor()).isZero();
+			assertThat(Probes.engine(blocking).keysWaitedFor()).isZero();
 		}
 	}
 

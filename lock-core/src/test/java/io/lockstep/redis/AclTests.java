@@ -12,6 +12,7 @@ import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisFixture;
@@ -58,16 +59,19 @@ class AclTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> b.engine().keysWaitedFor() == 1)).isTrue();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1))
+				.isTrue();
 			TestLocks.eventually(Duration.ofMillis(700), () -> false); // renewed at least
 																		// twice
 			assertThat(held.isHeld()).isTrue();
 			long released = System.nanoTime();
 			held.close();
 			long wokenMillis = (waiter.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
-			System.out.printf("least-privilege ACL user: acquired, renewed, released; waiter woken after %d ms "
-					+ "(notifications %s)%n", wokenMillis, b.engine().backend().notifies() ? "on" : "off");
-			assertThat(b.engine().backend().notifies()).isTrue();
+			System.out.printf(
+					"least-privilege ACL user: acquired, renewed, released; waiter woken after %d ms "
+							+ "(notifications %s)%n",
+					wokenMillis, Probes.engine(b).wakeUps().notifies() ? "on" : "off");
+			assertThat(Probes.engine(b).wakeUps().notifies()).isTrue();
 			assertThat(wokenMillis).isLessThan(250);
 			assertThat(a.leasesLost() + b.leasesLost()).isZero();
 		}
@@ -121,7 +125,8 @@ class AclTests {
 			LockHandle held = a.acquire("polled");
 			CompletableFuture<Boolean> waiter = CompletableFuture
 				.supplyAsync(() -> b.withWaitTime(Duration.ofSeconds(10)).execute("polled", (lock) -> true));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !b.engine().backend().notifies())).isTrue();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !Probes.engine(b).wakeUps().notifies()))
+				.isTrue();
 			held.close();
 			assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
 		}
@@ -251,7 +256,7 @@ class AclTests {
 				return System.nanoTime();
 			}
 		});
-		TestLocks.eventually(Duration.ofSeconds(2), () -> b.engine().keysWaitedFor() == 1);
+		TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(b).keysWaitedFor() == 1);
 		TestLocks.eventually(Duration.ofMillis(1_000), () -> false); // a renewal or two
 		boolean renewed = held.isHeld();
 		long released = System.nanoTime();
@@ -259,7 +264,7 @@ class AclTests {
 		try {
 			long woken = (waiter.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
 			return String.format("works: renewed %s, waiter woken after %d ms, notifications %s", renewed, woken,
-					b.engine().backend().notifies() ? "on" : "off");
+					Probes.engine(b).wakeUps().notifies() ? "on" : "off");
 		}
 		catch (ExecutionException ex) {
 			throw (ex.getCause() instanceof LockException lock) ? lock : new IllegalStateException(ex);

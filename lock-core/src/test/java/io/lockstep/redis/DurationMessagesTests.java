@@ -3,6 +3,7 @@ package io.lockstep.redis;
 import java.time.Duration;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -66,7 +67,8 @@ class DurationMessagesTests {
 		// the message is the watchdog's: wait until it has marked the lease lost (a close
 		// between the local deadline and that mark frees the key, still ours, as a
 		// release)
-		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> this.locks.engine().registered() == 0)).isTrue();
+		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> Probes.engine(this.locks).registered() == 0))
+			.isTrue();
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close)
 			.withMessage("Lock 'lockstep:fixed' was lost while held: its fixed lease of 300ms ran out while held");
 	}

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockKeyException;
 import io.lockstep.LockLostException;
@@ -222,7 +223,7 @@ class EngineCallDefectTests {
 				// parked where it waits for a (not, say, while its first subscription
 				// connects): the head of a's local queue
 				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> waiters.engine().waitersOf("lockstep:" + a) == 1))
+						() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 1))
 					.as("the waiter for both keys waits for a")
 					.isTrue();
 				assertThat(TestLocks.parkedFor(first, Duration.ofMillis(100), Duration.ofSeconds(5)))
@@ -240,7 +241,7 @@ class EngineCallDefectTests {
 				}, "waiter-a-" + round);
 				second.start();
 				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> waiters.engine().waitersOf("lockstep:" + a) == 2))
+						() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 2))
 					.as("the waiter for a queues behind the waiter for both keys")
 					.isTrue();
 				assertThat(TestLocks.parkedFor(second, Duration.ofMillis(100), Duration.ofSeconds(5)))

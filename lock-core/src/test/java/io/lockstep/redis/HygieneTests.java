@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -28,15 +29,15 @@ class HygieneTests {
 			String key = "clean:" + i;
 			LockHandle held = locks.acquire(key);
 			CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> other.execute(key, (lock) -> null));
-			TestLocks.eventually(Duration.ofSeconds(2), () -> other.engine().keysWaitedFor() > 0);
+			TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
 			held.close();
 			waiter.get(5, TimeUnit.SECONDS);
 		}
 		locks.acquireAll(List.of("clean:a", "clean:b")).close();
 		locks.tryExecute("clean:c", (lock) -> null);
 
-		assertThat(locks.engine().registered()).isZero();
-		assertThat(other.engine().keysWaitedFor()).isZero();
+		assertThat(Probes.engine(locks).registered()).isZero();
+		assertThat(Probes.engine(other).keysWaitedFor()).isZero();
 		// one-key waiters hear hand-offs on their client's own channel, subscribed for
 		// the client's life; a key's release channel (waiters of a lock on several keys)
 		// stays subscribed for 5 s after its last waiter left, then it is unsubscribed
@@ -47,7 +48,7 @@ class HygieneTests {
 		try (LockHandle held = locks.acquire("clean:a")) {
 			multiKeyWaiter = CompletableFuture
 				.runAsync(() -> other.executeAll(List.of("clean:a", "clean:b"), (lock) -> null));
-			TestLocks.eventually(Duration.ofSeconds(2), () -> other.engine().keysWaitedFor() > 0);
+			TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
 			assertThat(TestLocks.eventually(Duration.ofSeconds(2),
 					() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:clean:*")).size() == 1))
 				.as("the release channel of the key a lock on two keys waits for")
@@ -76,7 +77,7 @@ class HygieneTests {
 		System.out.printf(
 				"after release and shutdown: keys %s, pub/sub clients %d, renewal tasks %d, watchdog thread "
 						+ "gone %s%n",
-				keys, pubSubClients.lines().count(), locks.engine().registered(), watchdogThreadAlive);
+				keys, pubSubClients.lines().count(), Probes.engine(locks).registered(), watchdogThreadAlive);
 		assertThat(keys).as("only the fencing counter stays").containsExactly("lockstep:__fence");
 		assertThat(pubSubClients).isBlank();
 		assertThat(watchdogThreadAlive).isTrue();

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
@@ -115,7 +116,7 @@ class LeaseStateMachineTests {
 				.filter((fence) -> held.contains(fence) && !lostAtClose.contains(fence))
 				.count();
 			long toldTwice = events.values().stream().filter((count) -> count.get() > 1).count();
-			int leaked = locks.heldLocks().size() + locks.engine().registered();
+			int leaked = locks.heldLocks().size() + Probes.engine(locks).registered();
 			System.out.printf(
 					"lease state machine: %,d acquisitions (%,d renewed at least once, %,d re-entered, %,d wait "
 							+ "timeouts), %,d keys deleted from outside, %d Redis pauses -> %d false losses, %d missed "

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
@@ -70,7 +71,7 @@ class ManyWaitersTests {
 					last[1] = System.nanoTime();
 				}
 				return now >= 1 && System.nanoTime() - last[1] > TimeUnit.MILLISECONDS.toNanos(300)
-						&& locks.engine().waitersOf("lockstep:crowded") == WAITERS;
+						&& Probes.engine(locks).waitersOf("lockstep:crowded") == WAITERS;
 			})).isTrue();
 			System.out.printf("%d waiters parked after %d scripts%n", WAITERS, last[0]);
 			assertThat(last[0]).as("scripts run while %d waiters arrived", WAITERS).isLessThan(WAITERS / 4);

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.internal.redis.LockCommands;
@@ -72,8 +73,8 @@ class MinHoldTimeTests {
 					millis(closing - before), pttl, lowest, highest);
 			assertThat(pttl).isBetween(lowest, highest);
 			assertThat(lock.isHeld()).isFalse();
-			assertThat(locks.engine().registered()).as("no lease left in the registry").isZero();
-			assertThat(locks.engine().leasesLost()).isZero();
+			assertThat(Probes.engine(locks).registered()).as("no lease left in the registry").isZero();
+			assertThat(Probes.engine(locks).leasesLost()).isZero();
 			assertThat(others.tryAcquire("job:early")).as("another owner finds it taken").isEmpty();
 			assertThat(locks.tryAcquire("job:early")).as("so does the same template").isEmpty();
 			assertThat(TestLocks.eventually(Duration.ofSeconds(4), () -> !others.isLocked("job:early")))
@@ -109,7 +110,7 @@ class MinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> others.engine().keysWaitedFor() == 1))
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(others).keysWaitedFor() == 1))
 				.isTrue();
 			Thread.sleep(900);
 			long closed = System.nanoTime();
@@ -132,7 +133,7 @@ class MinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> others.engine().keysWaitedFor() == 1))
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(others).keysWaitedFor() == 1))
 				.isTrue();
 			lock.close();
 			long acquiredAfter = millis(next.get(8, TimeUnit.SECONDS) - before);

@@ -31,26 +31,27 @@ class OwnerTokenTests {
 
 	@Test
 	void theTokenMethodReadsOnlyFromASecureRandom() {
-		JavaClass engine = new ClassFileImporter().importClasses(LockEngine.class).get(LockEngine.class);
+		Class<?> tokens = ownerTokens();
+		JavaClass engine = new ClassFileImporter().importClasses(tokens).get(tokens);
 		JavaMethod nextToken = engine.getMethod("nextToken");
 		Set<String> calls = new HashSet<>();
 		nextToken.getCallsFromSelf().forEach((call) -> calls.add(target(call)));
 		Set<String> fields = new HashSet<>();
 		nextToken.getFieldAccesses().forEach((access) -> fields.add(access.getTarget().getName()));
 		String randomType = engine.getField("random").getRawType().getName();
-		System.out.printf("owner token: LockEngine.nextToken() calls %s, reads %s of type %s%n", calls, fields,
+		System.out.printf("owner token: OwnerTokens.nextToken() calls %s, reads %s of type %s%n", calls, fields,
 				randomType);
 		assertThat(calls).containsExactly("java.security.SecureRandom.nextBytes");
 		assertThat(fields).containsExactly("random");
 		assertThat(randomType).isEqualTo(SecureRandom.class.getName());
-		// and nothing else in the engine builds a token from a weaker source
+		// and nothing else there builds a token from a weaker source
 		assertThat(engine.getMethodCallsFromSelf()).noneMatch(
 				(call) -> target(call).startsWith("java.util.UUID.") || target(call).startsWith("java.util.Random."));
 	}
 
 	@Test
 	void aMillionTokensAre128BitsWithoutRepeatsOrBias() throws Exception {
-		Method nextToken = LockEngine.class.getDeclaredMethod("nextToken");
+		Method nextToken = ownerTokens().getDeclaredMethod("nextToken");
 		nextToken.setAccessible(true);
 		long[] high = new long[TOKENS];
 		long[] low = new long[TOKENS];
@@ -124,6 +125,16 @@ class OwnerTokenTests {
 		}
 		finally {
 			client.shutdown();
+		}
+	}
+
+	/** The engine's one source of owner tokens. */
+	private static Class<?> ownerTokens() {
+		try {
+			return Class.forName(LockEngine.class.getPackageName() + ".OwnerTokens");
+		}
+		catch (ClassNotFoundException ex) {
+			throw new IllegalStateException(ex);
 		}
 	}
 

@@ -16,6 +16,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
@@ -111,8 +112,8 @@ class ReactiveLockTests {
 			assertThat(tokenViolations.get()).isZero();
 			assertThat(counter[0]).isEqualTo(subscribers * each);
 			assertThat(this.probe.exists("lockstep:stock:1")).isZero();
-			assertThat(blocking.engine().registered()).isZero();
-			assertThat(blocking.engine().keysWaitedFor()).isZero();
+			assertThat(Probes.engine(blocking).registered()).isZero();
+			assertThat(Probes.engine(blocking).keysWaitedFor()).isZero();
 		}
 	}
 
@@ -139,7 +140,8 @@ class ReactiveLockTests {
 			assertThat(workCancelled).isTrue();
 			assertThat(millis).isLessThan(200);
 			// the key goes when the script runs, the registry entry when its reply is in
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> blocking.engine().registered() == 0)).isTrue();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(blocking).registered() == 0))
+				.isTrue();
 		}
 	}
 
@@ -151,10 +153,10 @@ class ReactiveLockTests {
 			AtomicBoolean ran = new AtomicBoolean();
 			Disposable waiting = locks.execute("order:2", (lock) -> Mono.fromRunnable(() -> ran.set(true))).subscribe();
 			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
-					() -> blocking.engine().keysWaitedFor() == 1))
+					() -> Probes.engine(blocking).keysWaitedFor() == 1))
 				.isTrue();
 			waiting.dispose();
-			assertThat(blocking.engine().keysWaitedFor()).isZero();
+			assertThat(Probes.engine(blocking).keysWaitedFor()).isZero();
 			holder.close();
 			// a later acquisition gets the lock at once: nobody took it for the cancelled
 			// subscriber
@@ -224,7 +226,7 @@ class ReactiveLockTests {
 			CountDownLatch done = new CountDownLatch(1);
 			waiting.subscribe((value) -> done.countDown());
 			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
-					() -> blocking.engine().keysWaitedFor() == 1))
+					() -> Probes.engine(blocking).keysWaitedFor() == 1))
 				.isTrue();
 			// queued in Redis for a direct hand-off
 			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -37,7 +38,7 @@ class RenewalBatchingTests {
 																			// synchronisation
 			long roundTrips = TestLocks.commandCalls(redis, "evalsha") + TestLocks.commandCalls(redis, "eval")
 					- scriptsBefore;
-			int perTick = locks.engine().mostRenewalCallsInAPass();
+			int perTick = Probes.engine(locks).mostRenewalCallsInAPass();
 			// every lock is renewed about every lease/3, so about 6 times in the window
 			long renewals = 1_000L * window / (lease.toMillis() / 3);
 			System.out.printf(

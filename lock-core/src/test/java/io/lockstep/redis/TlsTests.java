@@ -21,6 +21,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisFixture;
@@ -111,7 +112,8 @@ class TlsTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> b.engine().keysWaitedFor() == 1)).isTrue();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1))
+				.isTrue();
 			TestLocks.eventually(Duration.ofMillis(2_000), () -> false);
 			assertThat(held.isHeld()).isTrue();
 			long released = System.nanoTime();
@@ -122,8 +124,9 @@ class TlsTests {
 			System.out.printf("TLS (%s): held 2 s over a 900 ms lease, waiter woken %d ms after release "
 					+ "(notifications %s), 800 contended acquisitions with %d overlaps, leases lost %d, keys left %d "
 					+ "(the fencing counter)%n", fixture.redisVersion(), wokenMillis,
-					b.engine().backend().notifies() ? "on" : "off", overlaps, a.leasesLost() + b.leasesLost(), keys);
-			assertThat(b.engine().backend().notifies()).isTrue();
+					Probes.engine(b).wakeUps().notifies() ? "on" : "off", overlaps, a.leasesLost() + b.leasesLost(),
+					keys);
+			assertThat(Probes.engine(b).wakeUps().notifies()).isTrue();
 			assertThat(wokenMillis).isLessThan(250);
 			assertThat(overlaps).isZero();
 			assertThat(a.leasesLost() + b.leasesLost()).isZero();

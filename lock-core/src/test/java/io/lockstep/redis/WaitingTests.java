@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.test.RedisNode;
@@ -66,7 +67,7 @@ class WaitingTests {
 				});
 				assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
 				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> waiter.engine().keysWaitedFor() == 1 && isParked(waiter)))
+						() -> Probes.engine(waiter).keysWaitedFor() == 1 && isParked(waiter)))
 					.as("the waiter is parked")
 					.isTrue();
 				long released = System.nanoTime();
@@ -176,7 +177,7 @@ class WaitingTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !waiter.engine().backend().notifies()))
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !Probes.engine(waiter).wakeUps().notifies()))
 				.isTrue();
 			long released = System.nanoTime();
 			held.close();

@@ -6,6 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
@@ -151,7 +152,7 @@ class WatchdogTests {
 			})).as("the lease of a handle nobody can close expires").isTrue();
 			// the watchdog forgets it on its next pass, which a loaded machine may run
 			// after the key expired
-			assertThat(TestLocks.eventually(LEASE.multipliedBy(2), () -> locks.engine().registered() == 0))
+			assertThat(TestLocks.eventually(LEASE.multipliedBy(2), () -> Probes.engine(locks).registered() == 0))
 				.as("the watchdog forgets the dropped handle")
 				.isTrue();
 		}
@@ -161,9 +162,9 @@ class WatchdogTests {
 	void renewalStopsAtRelease() {
 		try (RedisLockTemplate locks = locks().build()) {
 			LockHandle lock = locks.acquire("job:5");
-			assertThat(locks.engine().registered()).isEqualTo(1);
+			assertThat(Probes.engine(locks).registered()).isEqualTo(1);
 			lock.close();
-			assertThat(locks.engine().registered()).isZero();
+			assertThat(Probes.engine(locks).registered()).isZero();
 			long before = TestLocks.commandCalls(this.redis, "evalsha");
 			TestLocks.eventually(LEASE, () -> false);
 			assertThat(TestLocks.commandCalls(this.redis, "evalsha")).as("no renewal after release").isEqualTo(before);

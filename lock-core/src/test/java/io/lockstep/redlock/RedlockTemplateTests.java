@@ -13,6 +13,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
@@ -41,7 +42,8 @@ class RedlockTemplateTests {
 																// to wait for
 				CompletableFuture<Long> acquiredAt = CompletableFuture
 					.supplyAsync(() -> waiter.execute("hand-off", (lock) -> System.nanoTime()));
-				assertThat(RedlockNodes.eventually(Duration.ofSeconds(5), () -> waiter.engine().keysWaitedFor() == 1))
+				assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
+						() -> Probes.engine(waiter).keysWaitedFor() == 1))
 					.isTrue();
 				long released = System.nanoTime();
 				held.close();
@@ -93,7 +95,8 @@ class RedlockTemplateTests {
 			LockHandle held = owned.acquire("clean");
 			CompletableFuture<Void> waiting = CompletableFuture
 				.runAsync(() -> onGiven.execute("clean", (lock) -> null));
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5), () -> onGiven.engine().keysWaitedFor() == 1))
+			assertThat(
+					RedlockNodes.eventually(Duration.ofSeconds(5), () -> Probes.engine(onGiven).keysWaitedFor() == 1))
 				.isTrue();
 			held.close();
 			waiting.join();

@@ -7,9 +7,12 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
-import io.lockstep.internal.engine.LockBackend;
+import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.LockStore.Acquire;
+import io.lockstep.internal.engine.LockStore.Release;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
@@ -37,7 +40,7 @@ class RedlockValidityTests {
 			.commandTimeout(Duration.ofSeconds(10))
 			.build()) {
 			locks.tryAcquire("warm-up").orElseThrow().close();
-			LockBackend backend = locks.engine().backend();
+			LockStore store = Probes.engine(locks).store();
 			String owner = "0123456789abcdef0123456789abcdef";
 			// the fault: 3 nodes answer 600 ms late, past the validity of a 1 s lease
 			// with
@@ -49,7 +52,7 @@ class RedlockValidityTests {
 			ScheduledFuture<?> resumed = scheduler.schedule(() -> nodes.subList(0, 3).forEach(RedisNode::resume), 600,
 					TimeUnit.MILLISECONDS);
 			long start = System.nanoTime();
-			LockBackend.Attempt attempt = backend.tryAcquire(LockId.of("lockstep:late"), owner, 1000, 0);
+			LockStore.Attempt attempt = store.acquire(Acquire.once(LockId.of("lockstep:late"), owner, 1000, 0));
 			long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
 			resumed.get(10, TimeUnit.SECONDS);
 			System.out.printf(
@@ -63,9 +66,9 @@ class RedlockValidityTests {
 				.as("lock key left behind")
 				.isTrue();
 			// the same owner, on time, is granted it
-			LockBackend.Attempt valid = backend.tryAcquire(LockId.of("lockstep:late"), owner, 10_000, 0);
+			LockStore.Attempt valid = store.acquire(Acquire.once(LockId.of("lockstep:late"), owner, 10_000, 0));
 			assertThat(valid.acquired()).isTrue();
-			assertThat(backend.release(LockId.of("lockstep:late"), owner)).isEqualTo(1);
+			assertThat(store.release(Release.of(LockId.of("lockstep:late"), owner))).isEqualTo(1);
 		}
 		finally {
 			scheduler.shutdownNow();

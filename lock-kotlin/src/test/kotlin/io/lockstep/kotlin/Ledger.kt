@@ -3,7 +3,7 @@ package io.lockstep.kotlin
 import io.lockstep.LockTemplate
 import io.lockstep.autoconfigure.LockstepAutoConfiguration
 import io.lockstep.autoconfigure.LockstepReactiveAutoConfiguration
-import io.lockstep.internal.engine.AbstractLockTemplate
+import io.lockstep.internal.engine.EngineTemplate
 import io.lockstep.test.Eventually
 import io.lockstep.test.RedisNode
 import kotlinx.coroutines.CompletableDeferred
@@ -69,7 +69,7 @@ fun RedisNode.awaitGone(key: String): Boolean = Eventually.holds(Duration.ofSeco
 
 /** Whether, within 5 s, exactly [count] keys have local waiters of the template's engine. */
 fun LockTemplate.awaitWaiters(count: Int): Boolean =
-	Eventually.holds(Duration.ofSeconds(5)) { (this as AbstractLockTemplate<*>).engine().keysWaitedFor() == count }
+	Eventually.holds(Duration.ofSeconds(5)) { EngineTemplate.of(this)!!.engine().keysWaitedFor() == count }
 
 /** A read-suspend-write of the counter, counted as one caller inside; returns the new value. */
 suspend fun Ledger.bump(): Int {

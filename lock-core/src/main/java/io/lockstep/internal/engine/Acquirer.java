@@ -4,6 +4,7 @@ import java.util.Queue;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 import io.lockstep.LockException;
 import io.lockstep.observation.LockObservationContext;
@@ -23,13 +24,23 @@ abstract class Acquirer implements Waiters.Wake {
 
 	private static final Logger logger = LoggerFactory.getLogger(Acquirer.class);
 
+	/**
+	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
+	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
+	 * after it queued holds the lock up no longer than this (a {@link Lease} renews such
+	 * a short first grant early). A fixed lease is handed off whole.
+	 */
+	static final long HAND_OFF_GRANT_MILLIS = 5000;
+
 	private static final Acquisition.Released RELEASED = new Acquisition.Released();
 
 	private static final Acquisition.Promoted PROMOTED = new Acquisition.Promoted();
 
-	final LockEngine engine;
+	final AcquireContext context;
 
-	final LockBackend backend;
+	final LockStore store;
+
+	final WakeUps wakeUps;
 
 	final Waiters waiters;
 
@@ -63,23 +74,25 @@ abstract class Acquirer implements Waiters.Wake {
 	 */
 	volatile Waiters.Waiter waiter;
 
-	Acquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {
-		this.engine = engine;
-		this.backend = engine.backend();
-		this.waiters = engine.waiters();
+		this.context = context;
+		this.store = context.store();
+		this.wakeUps = context.wakeUps();
+		this.waiters = context.waiters();
 		this.id = id;
 		this.lockName = lockName;
 		this.waitNanos = waitNanos;
 		this.leaseNanos = leaseNanos;
 		this.renewed = renewed;
 		this.minHoldNanos = minHoldNanos;
-		this.grantedMillis = engine.grantedMillis(leaseNanos);
-		this.maxHoldMillis = engine.maxHoldMillis();
-		this.handOffMillis = LockEngine.handOffMillis(this.grantedMillis, renewed);
-		this.machine = new Acquisition(new Acquisition.Terms(id, waitNanos, this.grantedMillis, engine.maxHoldNanos(),
-				id.size() == 1 && this.backend.handsOff(), this.backend::notifies, this.backend::driftNanos,
-				LockEngine::newOwner, Acquirer::jitter));
+		this.grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, context.maxHoldNanos())));
+		this.maxHoldMillis = (context.maxHoldNanos() != Long.MAX_VALUE)
+				? TimeUnit.NANOSECONDS.toMillis(context.maxHoldNanos()) : 0;
+		this.handOffMillis = renewed ? Math.min(this.grantedMillis, HAND_OFF_GRANT_MILLIS) : this.grantedMillis;
+		this.machine = new Acquisition(new Acquisition.Terms(id, waitNanos, this.grantedMillis, context.maxHoldNanos(),
+				id.size() == 1 && this.store.handsOff(), this.wakeUps::notifies, this.store::driftNanos,
+				OwnerTokens::next, Acquirer::jitter));
 	}
 
 	/** Puts the event in the inbox and wakes the driver. */
@@ -87,9 +100,9 @@ abstract class Acquirer implements Waiters.Wake {
 
 	/** Starts the observation and the machine: the first action. */
 	final Acquisition.Action begin() {
-		this.observation = this.engine.observations().startAcquire(this.id.display(), this.lockName);
+		this.observation = this.context.observations().startAcquire(this.id.display(), this.lockName);
 		boolean first = this.id.size() == 1 && this.waitNanos > 0 && this.waiters.beginAsking(this.id.first());
-		boolean hears = first && this.backend.handsOff() && this.backend.hearsHandOffs(this.id.first());
+		boolean hears = first && this.store.handsOff() && this.wakeUps.hearsHandOffs(this.id.first());
 		return apply(this.machine.start(System.nanoTime(), first, hears));
 	}
 
@@ -110,12 +123,8 @@ abstract class Acquirer implements Waiters.Wake {
 		if (undo != null) {
 			// sent without waiting; the command it undoes may still run before it
 			try {
-				if (undo.leave()) {
-					this.backend.leave(this.id, undo.owner());
-				}
-				else {
-					this.backend.releaseQuietly(this.id, undo.owner());
-				}
+				this.store.release(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
+						: LockStore.Release.undo(this.id, undo.owner()));
 			}
 			catch (RuntimeException ex) {
 				logger.debug("Undoing an attempt on '{}' failed; what it took expires on its own", this.id.display(),
@@ -153,8 +162,9 @@ abstract class Acquirer implements Waiters.Wake {
 		long fencingToken = -1;
 		if (acquired) {
 			Acquisition.Grant grant = done.grant();
-			lease = this.engine.granted(this.id, grant.fencingTokens(), grant.owner(), this.lockName, this.leaseNanos,
-					this.renewed, this.minHoldNanos, grant.sentNanos(), grant.grantedNanos(), grant.capNanos());
+			lease = this.context.leases()
+				.granted(this.id, grant.fencingTokens(), grant.owner(), this.lockName, this.leaseNanos, this.renewed,
+						this.minHoldNanos, grant.sentNanos(), grant.grantedNanos(), grant.capNanos());
 			outcome = LockObservationContext.ACQUIRED;
 			fencingToken = grant.fencingTokens()[0];
 		}
@@ -165,7 +175,7 @@ abstract class Acquirer implements Waiters.Wake {
 			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
 		}
 		try {
-			this.engine.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
+			this.context.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
 		}
 		catch (RuntimeException ex) {
 			// an observation handler's failure must not strand the lease without a handle
@@ -174,8 +184,14 @@ abstract class Acquirer implements Waiters.Wake {
 		return lease;
 	}
 
+	/** The store request of an attempt. */
+	final LockStore.Acquire request(Acquisition.Send send) {
+		return new LockStore.Acquire(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis, send.entryMillis(),
+				this.handOffMillis, send.queued());
+	}
+
 	/** The event of an attempt's reply. */
-	static Acquisition.Event replied(LockBackend.Attempt attempt) {
+	static Acquisition.Event replied(LockStore.Attempt attempt) {
 		return attempt.acquired() ? new Acquisition.Granted(attempt.fencingTokens(), attempt.grantedMillis())
 				: new Acquisition.Held(attempt.holderTtlMillis(), attempt.blockingIndex(), attempt.fencingCounter());
 	}

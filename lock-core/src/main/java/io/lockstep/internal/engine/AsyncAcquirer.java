@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Drives an {@link Acquisition} without a thread of its own while it waits: attempts by
- * the backend's asynchronous API, waits by the engine's timer, and every event (a reply,
- * a registration, a wake-up, a timer, a cancel) fed to the machine one at a time on the
+ * the store's asynchronous API, waits by the engine's timer, and every event (a reply, a
+ * registration, a wake-up, a timer, a cancel) fed to the machine one at a time on the
  * engine's worker threads, in the order they came (a lock-free inbox with one drainer at
  * a time). The caller's future completes on a worker, never on the storage client's I/O
  * threads. Cancelling it aborts the acquisition; a grant that races with the cancel is
@@ -37,10 +37,10 @@ final class AsyncAcquirer extends Acquirer {
 
 	private long timerNumber;
 
-	AsyncAcquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+	AsyncAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {
-		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
-		this.threads = engine.asyncThreads();
+		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+		this.threads = context.threads().get();
 	}
 
 	/**
@@ -169,10 +169,9 @@ final class AsyncAcquirer extends Acquirer {
 	}
 
 	private void send(Acquisition.Send send) {
-		CompletableFuture<LockBackend.Attempt> reply;
+		CompletableFuture<LockStore.Attempt> reply;
 		try {
-			reply = this.backend.tryAcquireAsync(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis,
-					send.entryMillis(), this.handOffMillis, send.queued(), this.threads.workers());
+			reply = this.store.acquireAsync(request(send), this.threads.workers());
 		}
 		catch (RuntimeException ex) {
 			reply = CompletableFuture.failedFuture(ex);
@@ -191,11 +190,11 @@ final class AsyncAcquirer extends Acquirer {
 		CompletableFuture<?> listening = registration.listening();
 		// a copy: the subscription's own future is shared with other waiters
 		listening.copy()
-			.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+			.orTimeout(this.store.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
 			.whenComplete((subscribed, failure) -> {
 				if (failure != null && listening.isDone()) {
 					// records a refusal (then waiters poll); the future is done: no wait
-					this.backend.awaitListening(listening);
+					this.wakeUps.await(listening);
 				}
 				post(new Acquisition.Registered(registered.isHead()));
 			});
@@ -221,7 +220,7 @@ final class AsyncAcquirer extends Acquirer {
 	private void finish(Acquisition.Done done) {
 		Lease lease = conclude(done, this.result.isCancelled());
 		if (lease != null) {
-			LeaseHandle handle = new LeaseHandle(this.engine, this.id, List.of(lease), false);
+			LeaseHandle handle = new LeaseHandle(this.context.releases(), this.id, List.of(lease), false);
 			if (!this.result.complete(handle)) {
 				// cancelled while the grant was on its way
 				handle.closeAsync();

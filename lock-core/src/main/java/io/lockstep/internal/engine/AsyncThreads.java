@@ -20,11 +20,11 @@ import org.slf4j.LoggerFactory;
  * thread) and worker threads ({@code lockstep-async-N}) that complete the caller-visible
  * futures, so that the caller's code never runs on the storage client's I/O threads, and
  * that run what may block: a release (bounded by the command timeout), readying the
- * notification channel, an attempt of a backend without an asynchronous client. The
- * workers are a few daemon platform threads, or, where the application asked for virtual
- * threads, a virtual thread per task. Handing a task over never blocks the caller (a
- * lock-free queue). A failing task is logged and harms no other. Created on first use,
- * closed with the engine.
+ * notification channel, an attempt of a store without an asynchronous client. The workers
+ * are a few daemon platform threads, or, where the application asked for virtual threads,
+ * a virtual thread per task. Handing a task over never blocks the caller (a lock-free
+ * queue). A failing task is logged and harms no other. Created on first use, closed with
+ * the engine.
  */
 final class AsyncThreads implements AutoCloseable {
 

@@ -15,9 +15,9 @@ final class BlockingAcquirer extends Acquirer {
 
 	private final Thread thread = Thread.currentThread();
 
-	BlockingAcquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
-		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+	BlockingAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos,
+			boolean renewed, long minHoldNanos) {
+		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
 	}
 
 	/**
@@ -63,8 +63,7 @@ final class BlockingAcquirer extends Acquirer {
 
 	private Acquisition.Event attempt(Acquisition.Send send) {
 		try {
-			return replied(this.backend.tryAcquire(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis,
-					send.entryMillis(), this.handOffMillis, send.queued()));
+			return replied(this.store.acquire(request(send)));
 		}
 		catch (LockException ex) {
 			return new Acquisition.AttemptFailed(ex);

@@ -29,9 +29,9 @@ import io.micrometer.observation.Observation;
  *
  * The local deadline is conservative: the send time of the last confirmed acquire or
  * renewal plus the lease it granted, minus the storage's drift allowance
- * ({@link LockBackend#driftNanos}); the storage's key never expires before it. For
- * Redlock this deadline is exactly the end of Redlock's validity time. Renewal fields are
- * written only by the watchdog thread.
+ * ({@link LockStore#driftNanos}); the storage's key never expires before it. For Redlock
+ * this deadline is exactly the end of Redlock's validity time. Renewal fields are written
+ * only by the watchdog thread.
  */
 final class Lease {
 
@@ -84,7 +84,7 @@ final class Lease {
 
 	private final AtomicInteger depth = new AtomicInteger();
 
-	private final Set<LeaseHandle.CallFrame> calls = ConcurrentHashMap.newKeySet();
+	private final Set<CallFrame> calls = ConcurrentHashMap.newKeySet();
 
 	private volatile long deadlineNanos;
 
@@ -110,7 +110,7 @@ final class Lease {
 	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
 	 * {@code Long.MAX_VALUE}
 	 * @param drift the storage's clock-drift allowance of a granted lease (see
-	 * {@link LockBackend#driftNanos})
+	 * {@link LockStore#driftNanos})
 	 */
 	Lease(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
 			long minHoldNanos, long sentNanos, long grantedNanos, long capNanos, Observation observation,
@@ -220,7 +220,7 @@ final class Lease {
 
 	// --- reentrancy: the handles that share this lease --------------------------------
 
-	void enter(LeaseHandle.CallFrame call) {
+	void enter(CallFrame call) {
 		this.depth.incrementAndGet();
 		if (call != null) {
 			this.calls.add(call);
@@ -228,14 +228,14 @@ final class Lease {
 	}
 
 	/** Leaves one level; true when it was the last one. */
-	boolean exit(LeaseHandle.CallFrame call) {
+	boolean exit(CallFrame call) {
 		if (call != null) {
 			this.calls.remove(call);
 		}
 		return this.depth.decrementAndGet() == 0;
 	}
 
-	Set<LeaseHandle.CallFrame> calls() {
+	Set<CallFrame> calls() {
 		return this.calls;
 	}
 

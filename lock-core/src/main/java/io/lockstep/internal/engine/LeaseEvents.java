@@ -58,7 +58,7 @@ final class LeaseEvents implements AutoCloseable {
 		logger.warn("Lock '{}' (fencing token {}) acquired by thread '{}' was lost: {}", lease.id().display(),
 				lease.fencingToken(lease.id().first()), lease.holderThread(), reason);
 		if (this.interruptHolder) {
-			lease.calls().forEach(LeaseHandle.CallFrame::interrupt);
+			lease.calls().forEach(CallFrame::interrupt);
 		}
 		if (this.listeners.isEmpty()) {
 			return;

@@ -28,7 +28,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		return thread;
 	});
 
-	private final LockEngine engine;
+	private final Releases releases;
 
 	private final LockId id;
 
@@ -41,8 +41,8 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	private final Cleaner.Cleanable cleanable;
 
 	/** Enters every part; call on the acquiring thread. */
-	LeaseHandle(LockEngine engine, LockId id, List<Lease> parts) {
-		this(engine, id, parts, true);
+	LeaseHandle(Releases releases, LockId id, List<Lease> parts) {
+		this(releases, id, parts, true);
 	}
 
 	/**
@@ -51,14 +51,14 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	 * the thread's call context and may be interrupted on loss); {@code false} for a
 	 * handle bound to no thread ({@link LockEngine#acquireAsync})
 	 */
-	LeaseHandle(LockEngine engine, LockId id, List<Lease> parts, boolean onThisThread) {
-		this.engine = engine;
+	LeaseHandle(Releases releases, LockId id, List<Lease> parts, boolean onThisThread) {
+		this.releases = releases;
 		this.id = id;
 		this.parts = List.copyOf(parts);
 		this.call = new CallFrame(onThisThread ? Thread.currentThread() : null);
 		this.closed = new AtomicBoolean();
 		this.parts.forEach((lease) -> lease.enter(this.call));
-		this.cleanable = cleaner.register(this, new Leak(engine, id, this.parts, this.call, this.closed));
+		this.cleanable = cleaner.register(this, new Leak(releases, id, this.parts, this.call, this.closed));
 		if (onThisThread) {
 			CallContext.push(this);
 		}
@@ -117,17 +117,17 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 
 	@Override
 	public Object owner() {
-		return this.engine;
+		return this.releases;
 	}
 
 	@Override
 	public String keyPrefix() {
-		return this.engine.keyPrefix();
+		return this.releases.keyPrefix();
 	}
 
 	@Override
 	public void verifyHeld() {
-		this.engine.verify(this.parts);
+		this.releases.verify(this.parts);
 	}
 
 	@Override
@@ -150,7 +150,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		if (this.closed.compareAndSet(false, true)) {
 			this.cleanable.clean();
 			endCallOnThisThread();
-			this.engine.exit(this.parts, this.call);
+			this.releases.exit(this.parts, this.call);
 		}
 	}
 
@@ -163,7 +163,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	CompletableFuture<Void> closeAsync() {
 		CompletableFuture<Void> released = new CompletableFuture<>();
 		try {
-			this.engine.asyncThreads().workers().execute(() -> {
+			this.releases.threads().workers().execute(() -> {
 				try {
 					close();
 					released.complete(null);
@@ -212,74 +212,8 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		return "LockHandle[" + key() + ", held=" + isHeld() + "]";
 	}
 
-	/**
-	 * The guarded call on its thread: interrupted for a lost lease only while it runs,
-	 * never after it ended. A call bound to no thread (asynchronous) is never
-	 * interrupted; it is told of a loss instead.
-	 */
-	static final class CallFrame {
-
-		private final Thread thread;
-
-		private boolean ended;
-
-		private boolean interrupted;
-
-		private Consumer<String> lossAction;
-
-		private boolean lost;
-
-		CallFrame(Thread thread) {
-			this.thread = thread;
-		}
-
-		Thread thread() {
-			return this.thread;
-		}
-
-		synchronized boolean isEnded() {
-			return this.ended;
-		}
-
-		synchronized boolean interrupted() {
-			return this.interrupted;
-		}
-
-		synchronized void onLoss(Consumer<String> action) {
-			this.lossAction = action;
-		}
-
-		/** A lease of the call was lost: tells the loss action once, unless ended. */
-		void lost(String reason) {
-			Consumer<String> action;
-			synchronized (this) {
-				if (this.ended || this.lost || this.lossAction == null) {
-					return;
-				}
-				this.lost = true;
-				action = this.lossAction;
-			}
-			action.accept(reason);
-		}
-
-		/** Interrupts the call's thread unless the call ended. */
-		synchronized void interrupt() {
-			if (this.thread != null && !this.ended && !this.interrupted) {
-				this.interrupted = true;
-				this.thread.interrupt();
-			}
-		}
-
-		/** Ends the call; true when the library had interrupted it. */
-		synchronized boolean end() {
-			this.ended = true;
-			return this.interrupted;
-		}
-
-	}
-
 	/** Runs when a handle became unreachable; must not refer to the handle. */
-	private record Leak(LockEngine engine, LockId id, List<Lease> parts, CallFrame call,
+	private record Leak(Releases releases, LockId id, List<Lease> parts, CallFrame call,
 			AtomicBoolean closed) implements Runnable {
 
 		@Override
@@ -289,7 +223,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 			}
 			try {
 				this.call.end();
-				this.engine.leaked(this.id, this.parts, this.call);
+				this.releases.leaked(this.id, this.parts, this.call);
 			}
 			catch (Throwable ex) {
 				logger.error("Handling the leaked lock handle of '{}' failed", this.id.display(), ex);

@@ -46,7 +46,8 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 	 */
 	public static ReactiveLockTemplate of(LockTemplate template) {
 		Assert.notNull(template, "'template' must not be null");
-		if (!(template instanceof AbstractLockTemplate<?> locks)) {
+		EngineTemplate locks = EngineTemplate.of(template);
+		if (locks == null) {
 			throw new IllegalArgumentException(
 					"Reactive locks need a LockTemplate built by Lockstep (Redis, Redlock or " + "local), got "
 							+ template.getClass().getName());
@@ -103,7 +104,7 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 			Function<? super LockAcquisitionException, ? extends Publisher<T>> notAcquired) {
 		return Flux.deferContextual((context) -> {
 			LockHandle outer = context.getOrDefault(LockHandle.class, null);
-			if (outer instanceof LeaseHandle held && held.owner() == this.engine && held.isHeld()
+			if (outer instanceof LeaseHandle held && this.engine.owns(held) && held.isHeld()
 					&& held.keys().containsAll(id.keys())) {
 				// the subscription holds every key already
 				return Flux.from(work.apply(held));

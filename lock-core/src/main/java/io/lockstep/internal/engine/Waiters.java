@@ -19,24 +19,24 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The local queues of the callers waiting for a lock, per key, in arrival order, and the
- * delivery of what wakes them. The backend delivers release notifications (Redis pub/sub,
- * or in-process for the JVM-local backend) for the keys that have local waiters; a
+ * delivery of what wakes them. The wake-up channel delivers release notifications (Redis
+ * pub/sub, or in-process for the JVM-local store) for the keys that have local waiters; a
  * release wakes the longest-waiting local waiter of the key, and a woken waiter that
  * leaves the key without the lock passes a wake-up on to the next. Notifications are
  * hints: a woken waiter runs the atomic acquire again ({@link Acquisition} decides when).
  *
  * <p>
- * A key's waiters are of two kinds: those whose lock the backend
- * {@link LockBackend#handsOff hands off} (a one-key lock) and the others (a multi-key
- * lock, or no hand-off). The first waiter of each kind is its head: only the head asks
- * the storage while the others wait for a release or their promotion, so that one kind
- * never holds up the other. A hand-off head is queued in storage under its owner token; a
- * release hands it the lock and the hand-off message, on a channel of the client's own
- * subscribed once for its life, reaches it ({@link #handedOff}) without a further round
- * trip. Such waiters are not woken by releases where notifications work (the lock went to
- * the queue's first live waiter, which hears of it). Waiters of other locks listen on the
- * key's channel, which stays subscribed for {@value #LINGER_SECONDS} s after its last
- * local waiter left, so that steady contention costs no SUBSCRIBE per wait.
+ * A key's waiters are of two kinds: those whose lock the store {@link LockStore#handsOff
+ * hands off} (a one-key lock) and the others (a multi-key lock, or no hand-off). The
+ * first waiter of each kind is its head: only the head asks the storage while the others
+ * wait for a release or their promotion, so that one kind never holds up the other. A
+ * hand-off head is queued in storage under its owner token; a release hands it the lock
+ * and the hand-off message, on a channel of the client's own subscribed once for its
+ * life, reaches it ({@link #handedOff}) without a further round trip. Such waiters are
+ * not woken by releases where notifications work (the lock went to the queue's first live
+ * waiter, which hears of it). Waiters of other locks listen on the key's channel, which
+ * stays subscribed for {@value #LINGER_SECONDS} s after its last local waiter left, so
+ * that steady contention costs no SUBSCRIBE per wait.
  *
  * <p>
  * Everything a waiter hears goes to its {@link Wake}, called under this object's monitor,
@@ -53,7 +53,7 @@ final class Waiters {
 	/** At most this many keys stay subscribed without local waiters. */
 	private static final int MAX_LINGERING = 1024;
 
-	private final LockBackend backend;
+	private final WakeUps wakeUps;
 
 	/** The local waiters of each key; changed under its own monitor, read without. */
 	private final Map<String, ArrayDeque<Waiter>> waiting = new ConcurrentHashMap<>();
@@ -86,10 +86,10 @@ final class Waiters {
 	 * @param scheduler runs the task that stops listening to keys that lingered long
 	 * enough
 	 */
-	Waiters(LockBackend backend, ScheduledExecutorService scheduler) {
-		this.backend = backend;
+	Waiters(WakeUps wakeUps, ScheduledExecutorService scheduler) {
+		this.wakeUps = wakeUps;
 		this.scheduler = scheduler;
-		backend.onRelease(this::released);
+		wakeUps.onRelease(this::released);
 	}
 
 	/** A hand-off that found no waiter, and when it came. */
@@ -100,7 +100,7 @@ final class Waiters {
 	 * How long a hand-off waits for its waiter to register: far longer than the gap
 	 * between an attempt's reply and the registration. A caller that never registers (it
 	 * gave up, or got the lock by another attempt) left the queue and released what was
-	 * handed to it ({@link LockBackend#leave}).
+	 * handed to it ({@link LockStore.Release#leave}).
 	 */
 	private static final long UNCLAIMED_NANOS = TimeUnit.SECONDS.toNanos(30);
 
@@ -209,17 +209,17 @@ final class Waiters {
 
 	/**
 	 * Registers a waiter for the key and waits, at most the command timeout, until what
-	 * wakes it flows. A waiter whose lock the backend hands off listens for the hand-offs
+	 * wakes it flows. A waiter whose lock the store hands off listens for the hand-offs
 	 * to this client (its own channel, subscribed once); any other listens for the key's
 	 * releases (its channel, subscribed while the key has local waiters and a while
 	 * after). A hand-off to the owner that came before this registration is told to its
 	 * wake at once.
 	 * @param handOff whether the lock is handed off to the waiter (a one-key lock on a
-	 * backend that {@link LockBackend#handsOff hands off})
+	 * store that {@link LockStore#handsOff hands off})
 	 */
 	Waiter register(String key, String owner, boolean handOff, Wake wake) {
 		Registration registration = registerAsync(key, owner, handOff, wake);
-		this.backend.awaitListening(registration.listening());
+		this.wakeUps.await(registration.listening());
 		return registration.waiter();
 	}
 
@@ -230,7 +230,7 @@ final class Waiters {
 	 */
 	Registration registerAsync(String key, String owner, boolean handOff, Wake wake) {
 		// outside the monitor: connecting may take up to the command timeout
-		this.backend.prepareListening();
+		this.wakeUps.prepare();
 		Waiter waiter = new Waiter(key, owner, handOff, wake);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
@@ -259,10 +259,10 @@ final class Waiters {
 		String key = waiter.key;
 		CompletableFuture<?> listening = null;
 		if (handOff) {
-			listening = this.backend.listenForHandOffs(key);
+			listening = this.wakeUps.listenForHandOffs(key);
 		}
 		else if (this.listened.add(key)) {
-			listening = this.backend.listen(key);
+			listening = this.wakeUps.listen(key);
 		}
 		else {
 			this.lingering.remove(key);
@@ -328,7 +328,7 @@ final class Waiters {
 			}
 			oldest.remove();
 			this.listened.remove(entry.getKey());
-			this.backend.unlisten(entry.getKey());
+			this.wakeUps.unlisten(entry.getKey());
 		}
 		if (!this.lingering.isEmpty() && !this.sweepScheduled && !this.closed) {
 			long due = this.lingering.values().iterator().next() + LINGER_NANOS - now;
@@ -337,7 +337,7 @@ final class Waiters {
 				this.sweepScheduled = true;
 			}
 			catch (RejectedExecutionException ex) {
-				// shutting down: closing the backend ends every subscription
+				// shutting down: closing the wake-up channel ends every subscription
 			}
 		}
 	}
@@ -374,8 +374,8 @@ final class Waiters {
 	 * asks with that owner token. Told on the notification connection's thread, for every
 	 * hand-off to this client, so it only wakes the waiter that asks with that owner
 	 * token, if any. A waiter that gives up without the lock leaves the queue and
-	 * releases what was handed to it ({@link LockBackend#leave}), so no hand-off is left
-	 * held by nobody. A hand-off that finds no waiter is kept a while for one that
+	 * releases what was handed to it ({@link LockStore.Release#leave}), so no hand-off is
+	 * left held by nobody. A hand-off that finds no waiter is kept a while for one that
 	 * registers after queueing ({@link #register} claims it).
 	 */
 	void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
@@ -424,7 +424,7 @@ final class Waiters {
 	 * trip), or freed it with nobody queued, which each head's periodic re-check finds.
 	 */
 	void released(String key) {
-		boolean handOffsHeard = this.backend.notifies();
+		boolean handOffsHeard = this.wakeUps.notifies();
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {

@@ -36,11 +36,9 @@ final class Watchdog implements AutoCloseable {
 
 	private static final Logger logger = LoggerFactory.getLogger(Watchdog.class);
 
-	private final LockBackend backend;
+	private final LockStore store;
 
 	private final Collection<Lease> leases;
-
-	private final LockEngine engine;
 
 	private final ScheduledThreadPoolExecutor scheduler;
 
@@ -59,10 +57,9 @@ final class Watchdog implements AutoCloseable {
 
 	private volatile int mostCallsInAPass;
 
-	Watchdog(LockBackend backend, Collection<Lease> leases, LockEngine engine) {
-		this.backend = backend;
+	Watchdog(LockStore store, Collection<Lease> leases) {
+		this.store = store;
 		this.leases = leases;
-		this.engine = engine;
 		// a platform thread even where the application runs on virtual threads: its tasks
 		// never block, and renewals must run on time even while the application's virtual
 		// threads keep every carrier thread busy (a late renewal is a lost lease)
@@ -113,7 +110,7 @@ final class Watchdog implements AutoCloseable {
 					continue;
 				}
 				if (now - lease.deadlineNanos() >= 0) {
-					this.engine.expired(lease, expiryReason(lease, now));
+					lease.lose(expiryReason(lease, now));
 					continue;
 				}
 				earliest = Math.min(earliest, lease.deadlineNanos());
@@ -144,15 +141,15 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	private void renew(List<Lease> batch, long sentNanos) {
-		List<LockBackend.Renewal> renewals = new ArrayList<>(batch.size());
+		List<LockStore.Renewal> renewals = new ArrayList<>(batch.size());
 		for (Lease lease : batch) {
 			long grant = Math.min(lease.leaseNanos(), lease.capNanos() - sentNanos);
 			lease.renewSent(sentNanos, grant < lease.leaseNanos());
-			renewals.add(new LockBackend.Renewal(lease.id(), lease.owner(),
+			renewals.add(new LockStore.Renewal(lease.id(), lease.owner(),
 					Math.max(1, TimeUnit.NANOSECONDS.toMillis(grant))));
 		}
-		this.backend.renew(renewals)
-			.orTimeout(this.backend.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+		this.store.renew(renewals)
+			.orTimeout(this.store.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
 			.whenCompleteAsync((granted, failure) -> {
 				try {
 					if (failure != null) {
@@ -182,7 +179,7 @@ final class Watchdog implements AutoCloseable {
 				lease.renewAnswered();
 				// a renewal answered after the local deadline may have come after the
 				// expiry
-				this.engine.expired(lease, (System.nanoTime() - lease.deadlineNanos() >= 0)
+				lease.lose((System.nanoTime() - lease.deadlineNanos() >= 0)
 						? "the lease ran out by the local clock before a renewal was confirmed (the renewal found the key gone)"
 						: "renewal found a key of the lock gone or held by another owner");
 			}
@@ -191,7 +188,7 @@ final class Watchdog implements AutoCloseable {
 
 	private void failed(List<Lease> batch, Throwable failure) {
 		String message = (failure instanceof java.util.concurrent.TimeoutException)
-				? "no answer within " + DurationFormat.format(this.backend.commandTimeout())
+				? "no answer within " + DurationFormat.format(this.store.commandTimeout())
 				: failure.getClass().getSimpleName() + ": " + failure.getMessage();
 		this.lastFailure = message;
 		this.lastFailureNanos = System.nanoTime();

@@ -1,6 +1,6 @@
 /**
  * The lock engine, whatever the storage: the lease state machine ({@code Lease}), the
- * storage seam ({@code LockBackend}), handles and reentrancy, the watchdog, the waiters
- * and the loss events; not API.
+ * storage seam ({@code LockStore}, {@code WakeUps}), handles and reentrancy, the
+ * watchdog, the waiters and the loss events; not API.
  */
 package io.lockstep.internal.engine;

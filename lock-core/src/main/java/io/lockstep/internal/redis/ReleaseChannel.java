@@ -21,7 +21,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lockstep.internal.engine.LockBackend.HandOffListener;
+import io.lockstep.internal.engine.WakeUps.HandOffListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

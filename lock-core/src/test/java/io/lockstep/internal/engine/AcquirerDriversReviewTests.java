@@ -29,7 +29,8 @@ class AcquirerDriversReviewTests {
 
 	private final FakeBackend backend = new FakeBackend();
 
-	private final LockEngine engine = new LockEngine(this.backend, "p:", null, List.of(), false, null, null, false);
+	private final LockEngine engine = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(),
+			false, null, null, false);
 
 	@AfterEach
 	void close() {
@@ -44,7 +45,7 @@ class AcquirerDriversReviewTests {
 	@Test
 	void aReactiveAcquisitionCancelledDuringItsFirstAttemptLeavesLaterUncontendedCallersWithoutRegistration()
 			throws Exception {
-		CompletableFuture<LockBackend.Attempt> never = new CompletableFuture<>();
+		CompletableFuture<LockStore.Attempt> never = new CompletableFuture<>();
 		this.backend.asyncReplies.add(never);
 		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(LockId.of("k"), "job", ms(5000), ms(30_000),
 				false, 0);
@@ -52,7 +53,7 @@ class AcquirerDriversReviewTests {
 		first.cancel(false);
 		assertThat(this.backend.leaves).as("the cancel left the queue").hasSize(1);
 
-		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 1 }));
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 		LeaseHandle second = this.engine.acquire(LockId.of("k"), "job", ms(5000), ms(30_000), false, 0, true);
 		second.close();
 		assertThat(this.backend.preparedListening.get())
@@ -73,9 +74,9 @@ class AcquirerDriversReviewTests {
 		this.backend.replies.add(() -> {
 			sleep(160); // a slow round trip
 			this.backend.handOffs.handedOff("p:k", this.backend.lastOwner, 7, 300);
-			return LockBackend.Attempt.held(100, 0, 6);
+			return LockStore.Attempt.held(100, 0, 6);
 		});
-		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 7 }, 250));
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 7 }, 250));
 		assertThatCode(() -> {
 			try (LeaseHandle handle = this.engine.acquire(LockId.of("p:k"), "job", ms(5000), ms(300), false, 0, true)) {
 				assertThat(handle.fencingToken()).isEqualTo(7);
@@ -109,8 +110,9 @@ class AcquirerDriversReviewTests {
 			}
 
 		});
-		try (LockEngine observed = new LockEngine(this.backend, "p:", null, List.of(), false, registry, null, false)) {
-			this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 1 }));
+		try (LockEngine observed = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(), false,
+				registry, null, false)) {
+			this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 			// the handler's failure is logged: the caller gets its handle, and closing it
 			// leaves nothing registered
 			LeaseHandle handle = observed.acquire(LockId.of("k"), "job", ms(5000), ms(30_000), true, 0, true);
@@ -128,7 +130,7 @@ class AcquirerDriversReviewTests {
 	 */
 	@Test
 	void anErrorWhileAWorkerFeedsAnEventStillEndsTheReactiveAcquisition() throws Exception {
-		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockBackend.Attempt.held(50, 0, 5)));
+		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
 		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000),
 				false, 0);
@@ -145,12 +147,12 @@ class AcquirerDriversReviewTests {
 	 */
 	@Test
 	void afterAnErrorOnAWorkerTheKeyIsStillAcquirable() throws Exception {
-		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockBackend.Attempt.held(50, 0, 5)));
+		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
 		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000), false, 0);
 		assertThat(this.backend.failedAttempt.await(5, TimeUnit.SECONDS)).as("its second attempt threw").isTrue();
-		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 9 }));
-		this.backend.replies.add(() -> LockBackend.Attempt.acquired(new long[] { 9 }));
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		long start = System.nanoTime();
 		try (LeaseHandle handle = this.engine.acquire(LockId.of("k"), "job", ms(4000), ms(30_000), false, 0, true)) {
 			assertThat(handle.fencingToken()).isEqualTo(9);
@@ -173,8 +175,8 @@ class AcquirerDriversReviewTests {
 		return TimeUnit.MILLISECONDS.toNanos(millis);
 	}
 
-	/** A backend that hands off, hears hand-offs, and replies as scripted. */
-	private static final class FakeBackend implements LockBackend {
+	/** A store that hands off, and replies as scripted; and its wake-up channel. */
+	private static final class FakeBackend implements LockStore, WakeUps {
 
 		final List<java.util.function.Supplier<Attempt>> replies = new CopyOnWriteArrayList<>();
 
@@ -195,22 +197,15 @@ class AcquirerDriversReviewTests {
 		volatile HandOffListener handOffs;
 
 		@Override
-		public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-			return tryAcquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false);
-		}
-
-		@Override
-		public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis,
-				long handOffMillis, boolean queued) {
-			this.lastOwner = owner;
+		public Attempt acquire(Acquire request) {
+			this.lastOwner = request.owner();
 			this.attempts.incrementAndGet();
 			return this.replies.remove(0).get();
 		}
 
 		@Override
-		public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-				long entryMillis, long handOffMillis, boolean queued, java.util.concurrent.Executor blocking) {
-			this.lastOwner = owner;
+		public CompletableFuture<Attempt> acquireAsync(Acquire request, java.util.concurrent.Executor blocking) {
+			this.lastOwner = request.owner();
 			this.attempts.incrementAndGet();
 			if (this.asyncReplies.isEmpty() && this.asyncFailure != null) {
 				this.failedAttempt.countDown();
@@ -235,27 +230,16 @@ class AcquirerDriversReviewTests {
 		}
 
 		@Override
-		public void leave(LockId id, String owner) {
-			this.leaves.add(owner);
-		}
-
-		@Override
 		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
 			return CompletableFuture.completedFuture(renewals.stream().mapToLong(Renewal::leaseMillis).toArray());
 		}
 
 		@Override
-		public int release(LockId id, String owner) {
-			return id.size();
-		}
-
-		@Override
-		public int keep(LockId id, String owner, long ttlMillis) {
-			return id.size();
-		}
-
-		@Override
-		public void releaseQuietly(LockId id, String owner) {
+		public int release(Release request) {
+			if (request.mode() == Release.Mode.LEAVE) {
+				this.leaves.add(request.owner());
+			}
+			return request.waits() ? request.id().size() : -1;
 		}
 
 		@Override
@@ -274,7 +258,7 @@ class AcquirerDriversReviewTests {
 		}
 
 		@Override
-		public void prepareListening() {
+		public void prepare() {
 			this.preparedListening.incrementAndGet();
 		}
 
@@ -284,7 +268,7 @@ class AcquirerDriversReviewTests {
 		}
 
 		@Override
-		public void awaitListening(CompletableFuture<?> listening) {
+		public void await(CompletableFuture<?> listening) {
 		}
 
 		@Override

@@ -123,51 +123,11 @@ class WaitersTests {
 
 	}
 
-	/** A backend that stores nothing: the waiters only listen through it. */
-	private static final class NoStorage implements LockBackend {
+	/** A wake-up channel that is always open: the waiters only listen through it. */
+	private static final class NoStorage implements WakeUps {
 
 		@Override
-		public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public int release(LockId id, String owner) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public int keep(LockId id, String owner, long ttlMillis) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public void releaseQuietly(LockId id, String owner) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public int check(LockId id, String owner) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public long remainingLease(String key) {
-			throw new UnsupportedOperationException();
-		}
-
-		@Override
-		public Duration commandTimeout() {
-			return Duration.ofSeconds(1);
-		}
-
-		@Override
-		public void prepareListening() {
+		public void prepare() {
 		}
 
 		@Override
@@ -176,7 +136,7 @@ class WaitersTests {
 		}
 
 		@Override
-		public void awaitListening(CompletableFuture<?> listening) {
+		public void await(CompletableFuture<?> listening) {
 		}
 
 		@Override

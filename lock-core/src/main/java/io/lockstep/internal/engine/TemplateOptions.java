@@ -13,12 +13,11 @@ import io.micrometer.observation.ObservationRegistry;
 import org.springframework.util.Assert;
 
 /**
- * The settings every lock template builder shares, whatever the backend.
- *
- * @param <B> the concrete builder type
- * @param <T> the template type it builds
+ * The settings every lock template builder shares, whatever the store; each public
+ * builder keeps one and hands its settings on (their documentation is on the public
+ * builders).
  */
-public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplateBuilder<B, T>, T> {
+public final class TemplateOptions {
 
 	private String keyPrefix = "lockstep:";
 
@@ -40,49 +39,39 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 
 	private LockObservationConvention observationConvention;
 
-	protected abstract B self();
-
-	/** Builds the template; it owns what it opened and closes it with itself. */
-	public abstract T build();
-
 	/** Prefix of every key; default {@code lockstep:}. */
-	public B keyPrefix(String keyPrefix) {
+	public void keyPrefix(String keyPrefix) {
 		Assert.notNull(keyPrefix, "'keyPrefix' must not be null");
 		Assert.isTrue(keyPrefix.length() <= 128, "'keyPrefix' must be at most 128 characters");
 		this.keyPrefix = keyPrefix;
-		return self();
 	}
 
 	/** Default wait for a lock; default 5s. */
-	public B waitTime(Duration waitTime) {
+	public void waitTime(Duration waitTime) {
 		this.waitTime = LockSettings.checkWait(waitTime, "waitTime");
-		return self();
 	}
 
 	/** Watchdog lease, renewed every third of it while held; default 30s. */
-	public B leaseTime(Duration leaseTime) {
+	public void leaseTime(Duration leaseTime) {
 		this.leaseTime = LockSettings.checkLease(leaseTime, "leaseTime");
-		return self();
 	}
 
 	/**
 	 * Hard cap on every hold: a key never outlives acquisition + this (the first lease is
 	 * capped too), and {@code isHeld()} turns false by then; default none.
 	 */
-	public B maxHoldTime(Duration maxHoldTime) {
+	public void maxHoldTime(Duration maxHoldTime) {
 		Assert.isTrue(maxHoldTime == null || (!maxHoldTime.isNegative() && !maxHoldTime.isZero()),
 				"'maxHoldTime' must be positive");
 		this.maxHoldTime = maxHoldTime;
-		return self();
 	}
 
 	/**
 	 * Whether a lost lease also interrupts the calls guarded by it (only while they run);
 	 * default false (notify only).
 	 */
-	public B interruptOnLeaseLost(boolean interrupt) {
+	public void interruptOnLeaseLost(boolean interrupt) {
 		this.interruptOnLeaseLost = interrupt;
-		return self();
 	}
 
 	/**
@@ -93,30 +82,28 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	 * platform threads (their tasks never block, and must run on time).
 	 * @throws IllegalStateException on a JDK without virtual threads (before 21)
 	 */
-	public B virtualThreads(boolean virtual) {
+	public void virtualThreads(boolean virtual) {
 		if (virtual) {
 			LockThreads.virtual("lockstep-check-");
 		}
 		this.virtualThreads = virtual;
-		return self();
 	}
 
 	/**
 	 * Adds a listener told about every lost lease, on a thread of the library's own
 	 * ({@code lockstep-events}).
 	 */
-	public B lockLostListener(LockLostListener listener) {
+	public void lockLostListener(LockLostListener listener) {
 		Assert.notNull(listener, "'listener' must not be null");
 		this.listeners.add(listener);
-		return self();
 	}
 
 	/**
 	 * Overrides the wait and the lease for the lock name used with {@code named(String)}
 	 * (or the annotation's name); {@code null} keeps the default.
 	 */
-	public B lockOverride(String name, Duration waitTime, Duration leaseTime) {
-		return lockOverride(name, waitTime, leaseTime, null);
+	public void lockOverride(String name, Duration waitTime, Duration leaseTime) {
+		lockOverride(name, waitTime, leaseTime, null);
 	}
 
 	/**
@@ -124,7 +111,7 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
 	 * {@code named(String)} (or the annotation's name); {@code null} keeps the default.
 	 */
-	public B lockOverride(String name, Duration waitTime, Duration leaseTime, Duration minHoldTime) {
+	public void lockOverride(String name, Duration waitTime, Duration leaseTime, Duration minHoldTime) {
 		Assert.hasText(name, "'name' must not be empty");
 		Duration wait = (waitTime != null) ? LockSettings.checkWait(waitTime, "locks." + name + ".wait-time") : null;
 		Duration lease = (leaseTime != null) ? LockSettings.checkLease(leaseTime, "locks." + name + ".lease-time")
@@ -132,22 +119,20 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 		Duration minHold = (minHoldTime != null)
 				? LockSettings.checkMinHold(minHoldTime, "locks." + name + ".min-hold-time") : null;
 		this.overrides.put(name, new LockSettings.Override(wait, lease, minHold));
-		return self();
 	}
 
 	/**
 	 * Observes acquisitions ({@code lockstep.acquire}) and held locks
 	 * ({@code lockstep.held}); {@code convention} may be {@code null} for the default.
 	 */
-	public B observationRegistry(ObservationRegistry registry, LockObservationConvention convention) {
+	public void observationRegistry(ObservationRegistry registry, LockObservationConvention convention) {
 		Assert.notNull(registry, "'registry' must not be null");
 		this.observationRegistry = registry;
 		this.observationConvention = convention;
-		return self();
 	}
 
 	/** The default lease and every per-name lease, with the property naming it. */
-	protected Map<String, Duration> leases() {
+	public Map<String, Duration> leases() {
 		Map<String, Duration> leases = new LinkedHashMap<>();
 		leases.put("leaseTime", this.leaseTime);
 		this.overrides.forEach((name, override) -> {
@@ -158,13 +143,13 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 		return leases;
 	}
 
-	protected String keyPrefix() {
+	public String keyPrefix() {
 		return this.keyPrefix;
 	}
 
-	/** An engine over the backend with this builder's settings. */
-	protected LockEngine engine(LockBackend backend) {
-		return new LockEngine(backend, this.keyPrefix, this.maxHoldTime, this.listeners, this.interruptOnLeaseLost,
+	/** An engine over the storage with this builder's settings. */
+	public LockEngine engine(Storage storage) {
+		return new LockEngine(storage, this.keyPrefix, this.maxHoldTime, this.listeners, this.interruptOnLeaseLost,
 				this.observationRegistry, this.observationConvention, this.virtualThreads);
 	}
 
@@ -173,7 +158,7 @@ public abstract class AbstractLockTemplateBuilder<B extends AbstractLockTemplate
 	 * @throws IllegalArgumentException if a per-name minimum hold exceeds the max-hold
 	 * cap
 	 */
-	protected LockSettings settings() {
+	public LockSettings settings() {
 		this.overrides.forEach((name, override) -> {
 			Duration minHold = override.minHoldTime();
 			if (minHold != null && this.maxHoldTime != null && minHold.compareTo(this.maxHoldTime) > 0) {

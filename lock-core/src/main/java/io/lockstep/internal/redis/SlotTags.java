@@ -1,4 +1,4 @@
-package io.lockstep.cluster;
+package io.lockstep.internal.redis;
 
 import java.nio.charset.StandardCharsets;
 
@@ -12,7 +12,7 @@ import io.lettuce.core.codec.CRC16;
  * plain keys would. The table is the same in every process: the first base-36 number that
  * hashes to each slot.
  */
-final class SlotTags {
+public final class SlotTags {
 
 	static final int SLOTS = 16384;
 
@@ -22,12 +22,12 @@ final class SlotTags {
 	}
 
 	/** The slot of a logical key: CRC16 of all its bytes, modulo 16384. */
-	static int slot(String key) {
+	public static int slot(String key) {
 		return CRC16.crc16(key.getBytes(StandardCharsets.UTF_8)) & (SLOTS - 1);
 	}
 
 	/** A tag that Redis hashes to the slot. */
-	static String tag(int slot) {
+	public static String tag(int slot) {
 		return TAGS[slot];
 	}
 

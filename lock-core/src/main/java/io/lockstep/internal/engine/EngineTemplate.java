@@ -3,7 +3,10 @@ package io.lockstep.internal.engine;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 import io.lockstep.LockCallback;
 import io.lockstep.LockHandle;
@@ -15,15 +18,16 @@ import io.lockstep.internal.transaction.LockRelease;
 import org.springframework.util.Assert;
 
 /**
- * A {@link LockTemplate} on a {@link LockEngine}, whatever its backend. The instance a
+ * The {@link LockTemplate} on a {@link LockEngine}, whatever its store, that each public
+ * template ({@code RedisLockTemplate}, {@code LocalLockTemplate}) wraps. The instance a
  * builder returns owns the engine and {@link #close() closes} it; the copies from
  * {@link #withWaitTime}, {@link #withLeaseTime}, {@link #withMinHoldTime}, {@link #named}
  * and {@link #withLockName} are views that share it, and closing one does nothing.
- *
- * @param <T> the concrete template type, returned by the copies
  */
-public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
-		implements LockTemplate, LockMonitor, AutoCloseable {
+public final class EngineTemplate implements LockTemplate, LockMonitor, AutoCloseable {
+
+	/** How to find the engine template inside each public template type. */
+	private static final Map<Class<?>, Function<Object, EngineTemplate>> insides = new ConcurrentHashMap<>();
 
 	private final LockEngine engine;
 
@@ -31,14 +35,36 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 
 	private final boolean owner;
 
-	protected AbstractLockTemplate(LockEngine engine, LockSettings settings, boolean owner) {
+	/**
+	 * @param owner whether this instance closes the engine (the one a builder returned)
+	 */
+	public EngineTemplate(LockEngine engine, LockSettings settings, boolean owner) {
 		this.engine = engine;
 		this.settings = settings;
 		this.owner = owner;
 	}
 
+	/**
+	 * Tells how to find the engine template inside a public template type (called once,
+	 * when that type is initialized).
+	 */
+	public static <T> void register(Class<T> type, Function<T, EngineTemplate> inside) {
+		insides.put(type, (template) -> inside.apply(type.cast(template)));
+	}
+
+	/**
+	 * The engine template inside a template of Lockstep's, or {@code null} for any other
+	 * {@link LockTemplate}.
+	 */
+	public static EngineTemplate of(Object template) {
+		Function<Object, EngineTemplate> inside = (template != null) ? insides.get(template.getClass()) : null;
+		return (inside != null) ? inside.apply(template) : null;
+	}
+
 	/** A view with other settings on the same engine. */
-	protected abstract T copy(LockEngine engine, LockSettings settings);
+	private EngineTemplate copy(LockSettings settings) {
+		return new EngineTemplate(this.engine, settings, false);
+	}
 
 	@Override
 	public <R> R execute(String key, LockCallback<R> callback) {
@@ -99,32 +125,32 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 
 	@Override
 	public boolean isLocked(String key) {
-		return this.engine.backend().remainingLease(this.settings.redisKey(key)) >= 0;
+		return this.engine.store().remainingLease(this.settings.redisKey(key)) >= 0;
 	}
 
 	@Override
-	public T withWaitTime(Duration waitTime) {
-		return copy(this.engine, this.settings.withWaitTime(waitTime));
+	public EngineTemplate withWaitTime(Duration waitTime) {
+		return copy(this.settings.withWaitTime(waitTime));
 	}
 
 	@Override
-	public T withLeaseTime(Duration leaseTime) {
-		return copy(this.engine, this.settings.withLeaseTime(leaseTime));
+	public EngineTemplate withLeaseTime(Duration leaseTime) {
+		return copy(this.settings.withLeaseTime(leaseTime));
 	}
 
 	@Override
-	public T withMinHoldTime(Duration minHoldTime) {
-		return copy(this.engine, this.settings.withMinHoldTime(minHoldTime, this.engine.maxHoldTime()));
+	public EngineTemplate withMinHoldTime(Duration minHoldTime) {
+		return copy(this.settings.withMinHoldTime(minHoldTime, this.engine.maxHoldTime()));
 	}
 
 	@Override
-	public T named(String name) {
-		return copy(this.engine, this.settings.named(name));
+	public EngineTemplate named(String name) {
+		return copy(this.settings.named(name));
 	}
 
 	@Override
-	public T withLockName(String lockName) {
-		return copy(this.engine, this.settings.withLockName(lockName));
+	public EngineTemplate withLockName(String lockName) {
+		return copy(this.settings.withLockName(lockName));
 	}
 
 	// --- LockMonitor
@@ -147,7 +173,7 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 	 */
 	@Override
 	public Optional<Duration> leaseRemaining(String key) {
-		long millis = this.engine.backend().remainingLease(this.settings.redisKey(key));
+		long millis = this.engine.store().remainingLease(this.settings.redisKey(key));
 		return (millis >= 0) ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
 	}
 
@@ -174,6 +200,11 @@ public abstract class AbstractLockTemplate<T extends AbstractLockTemplate<T>>
 	@Override
 	public String lastRenewalFailure() {
 		return this.engine.lastRenewalFailure();
+	}
+
+	@Override
+	public boolean isDistributed() {
+		return this.engine.isDistributed();
 	}
 
 	/** The settings of this copy. */

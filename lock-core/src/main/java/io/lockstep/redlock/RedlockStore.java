@@ -11,16 +11,18 @@ import java.util.function.Predicate;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockException;
-import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
-import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.WakeUps;
+import io.lockstep.internal.redis.LockScripts;
+import io.lockstep.internal.redis.LockScripts.Call;
 
 /**
  * Redlock over N independent Redis masters (N ≥ 3, quorum N/2+1), each with its own lock
  * connection and notification connection. Every command goes to every node at once, each
  * bounded by the node timeout; the outcome is decided as soon as the replies so far
  * decide it. An acquire also waits, up to {@link Nodes#CONNECT_TIMEOUT}, for nodes that
- * are not connected yet (as the single-master backend's first command waits for its
+ * are not connected yet (as the single-master store's first command waits for its
  * connection), unless a quorum answers sooner.
  *
  * <ul>
@@ -28,7 +30,7 @@ import io.lockstep.internal.redis.LockCommands;
  * quorum granted it, the fencing counters of a quorum were raised to the lock's token
  * (see below), and the validity time {@code lease - elapsed - drift} (drift = lease × the
  * clock-drift factor + 2 ms, elapsed measured from before the first command) is still
- * positive. The engine's local deadline is its send time (a moment before this backend's
+ * positive. The engine's local deadline is its send time (a moment before this store's
  * start) + lease − the same drift: exactly Redlock's validity end, never later. On any
  * failure the lock is released on every node, also those that did not answer. A single
  * owner holding a quorum makes the attempt "held" until that quorum's lease runs out; a
@@ -52,7 +54,7 @@ import io.lockstep.internal.redis.LockCommands;
  * node that restarts empty never grants a lock that a quorum still holds.</li>
  * </ul>
  */
-final class RedlockBackend implements LockBackend {
+final class RedlockStore implements LockStore {
 
 	private final Nodes nodes;
 
@@ -67,9 +69,9 @@ final class RedlockBackend implements LockBackend {
 	private final Runnable shutdown;
 
 	/**
-	 * @param shutdown shuts down the clients this backend created (never given ones)
+	 * @param shutdown shuts down the clients this store created (never given ones)
 	 */
-	RedlockBackend(List<String> names, List<? extends AbstractRedisClient> clients, Duration commandTimeout,
+	RedlockStore(List<String> names, List<? extends AbstractRedisClient> clients, Duration commandTimeout,
 			String keyPrefix, Redlock.Settings settings, Runnable shutdown) {
 		this.nodes = new Nodes(names, clients, commandTimeout, settings.nodeTimeout());
 		this.quorum = this.nodes.quorum();
@@ -82,8 +84,8 @@ final class RedlockBackend implements LockBackend {
 	}
 
 	@Override
-	public Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-		return this.acquisitions.attempt(id, owner, leaseMillis, maxHoldMillis);
+	public Attempt acquire(Acquire request) {
+		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis());
 	}
 
 	// --- renew
@@ -91,19 +93,11 @@ final class RedlockBackend implements LockBackend {
 
 	@Override
 	public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-		List<String> keys = new ArrayList<>();
-		List<String> args = new ArrayList<>();
-		for (Renewal renewal : renewals) {
-			for (String key : renewal.id().keys()) {
-				keys.add(key);
-				args.add(renewal.owner());
-				args.add(Long.toString(renewal.leaseMillis()));
-			}
-		}
+		Call call = LockScripts.renew(renewals);
 		long sent = System.nanoTime();
-		List<CompletableFuture<long[]>> replies = this.nodes
-			.each((node) -> node.<List<Long>>eval(LockCommands.RENEW, keys, args, false, this.nodes.nodeTimeout())
-				.thenApply((granted) -> perRenewal(renewals, granted)));
+		List<CompletableFuture<long[]>> replies = this.nodes.each((node) -> node
+			.<List<Long>>eval(call.script(), call.keys(), call.args(), false, this.nodes.nodeTimeout())
+			.thenApply((granted) -> LockScripts.readRenewals(renewals, granted)));
 		CompletableFuture<long[]> result = new CompletableFuture<>();
 		Votes.gather(replies, (sofar) -> Renewals.decided(sofar, renewals.size(), this.quorum)).thenAccept((votes) -> {
 			long[] granted = Renewals.outcome(votes, renewals.size(), this.quorum);
@@ -125,23 +119,6 @@ final class RedlockBackend implements LockBackend {
 		return result;
 	}
 
-	/**
-	 * A node's grant per renewal: the least over the renewal's keys (0 if any is gone).
-	 */
-	private static long[] perRenewal(List<Renewal> renewals, List<Long> replies) {
-		long[] granted = new long[renewals.size()];
-		int index = 0;
-		for (int i = 0; i < granted.length; i++) {
-			long least = Long.MAX_VALUE;
-			for (int k = 0; k < renewals.get(i).id().size(); k++) {
-				long reply = replies.get(index++);
-				least = (reply == 0 || least == 0) ? 0 : Math.min(least, reply);
-			}
-			granted[i] = least;
-		}
-		return granted;
-	}
-
 	// --- release, check, remaining lease
 	// ----------------------------------------------------
 
@@ -150,43 +127,46 @@ final class RedlockBackend implements LockBackend {
 	 * engine is not woken once per node (see {@link Notifications}).
 	 */
 	@Override
-	public int release(LockId id, String owner) {
-		List<String> args = List.of(owner, Notifications.releaseId());
-		return onQuorum(id, (node) -> node.eval(LockCommands.RELEASE, id.keys(), args, true, this.nodes.nodeTimeout()),
-				"release '" + id.display() + "'");
+	public int release(Release request) {
+		return switch (request.mode()) {
+			case RELEASE -> release(request.id(), request.owner());
+			case KEEP -> keep(request.id(), request.owner(), request.keepMillis());
+			case LEAVE, UNDO -> {
+				// Redlock queues nobody: leaving is undoing
+				this.acquisitions.undo(request.id(), request.owner());
+				yield -1;
+			}
+		};
+	}
+
+	private int release(LockId id, String owner) {
+		return onQuorum(id, LockScripts.release(quoted(id), id.keys(), owner, Notifications.releaseId()), true);
 	}
 
 	/**
 	 * Leaves the keys to expire when the minimum hold passes, on every node; counted like
 	 * a release.
 	 */
-	@Override
-	public int keep(LockId id, String owner, long ttlMillis) {
-		List<String> args = List.of(owner, Long.toString(ttlMillis));
-		return onQuorum(id, (node) -> node.eval(LockCommands.KEEP, id.keys(), args, true, this.nodes.nodeTimeout()),
-				"keep '" + id.display() + "' until its minimum hold passes");
-	}
-
-	/** Undoes an attempt on every node (see {@link Acquisitions#undo}). */
-	@Override
-	public void releaseQuietly(LockId id, String owner) {
-		this.acquisitions.undo(id, owner);
+	private int keep(LockId id, String owner, long ttlMillis) {
+		return onQuorum(id, LockScripts.keep(quoted(id), id.keys(), owner, ttlMillis), true);
 	}
 
 	@Override
 	public int check(LockId id, String owner) {
-		return onQuorum(id,
-				(node) -> node.eval(LockCommands.CHECK, id.keys(), List.of(owner), false, this.nodes.nodeTimeout()),
-				"check '" + id.display() + "'");
+		return onQuorum(id, LockScripts.check(quoted(id), id.keys(), owner), false);
 	}
 
 	/**
-	 * Runs a command that counts the owner's keys on every node.
+	 * Runs a script that counts the owner's keys on every node ({@code always}: sent even
+	 * when its caller stopped waiting, as a release must be).
 	 * @return all the keys when a quorum counted them all; fewer (the count a quorum
 	 * reached) when so many nodes counted fewer that no quorum can count them all
 	 * @throws LockException when too few nodes answered to tell
 	 */
-	private int onQuorum(LockId id, Function<Node, CompletableFuture<Long>> command, String what) {
+	private int onQuorum(LockId id, Call call, boolean always) {
+		String what = call.what();
+		Function<Node, CompletableFuture<Long>> command = (node) -> node.eval(call.script(), call.keys(), call.args(),
+				always, this.nodes.nodeTimeout());
 		int size = id.size();
 		Votes<Long> votes = this.nodes
 			.await(Votes.gather(this.nodes.each(command), (sofar) -> allKeys(sofar, size) >= this.quorum
@@ -222,6 +202,10 @@ final class RedlockBackend implements LockBackend {
 				+ " nodes (" + this.nodes.failures(votes) + ")");
 	}
 
+	private static String quoted(LockId id) {
+		return "'" + id.display() + "'";
+	}
+
 	private static int allKeys(Votes<Long> votes, int size) {
 		return votes.count((count) -> count == size);
 	}
@@ -254,34 +238,9 @@ final class RedlockBackend implements LockBackend {
 		return (long) (leaseNanos * this.settings.clockDriftFactor()) + 2_000_000L;
 	}
 
-	@Override
-	public void prepareListening() {
-		this.notifications.prepare();
-	}
-
-	@Override
-	public CompletableFuture<?> listen(String key) {
-		return this.notifications.listen(key);
-	}
-
-	@Override
-	public void awaitListening(CompletableFuture<?> listening) {
-		this.notifications.await(listening);
-	}
-
-	@Override
-	public void unlisten(String key) {
-		this.notifications.unlisten(key);
-	}
-
-	@Override
-	public void onRelease(Consumer<String> listener) {
-		this.notifications.onRelease(listener);
-	}
-
-	@Override
-	public boolean notifies() {
-		return this.notifications.notifies();
+	/** The wake-up channel of these nodes. */
+	WakeUps wakeUps() {
+		return this.notifications;
 	}
 
 	@Override

@@ -9,31 +9,41 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.engine.LockStore;
 
 /**
  * Locks in this JVM's memory: the same owner checks, leases and max-hold caps as in
  * Redis, with {@code System.nanoTime()} as the clock. Fencing tokens come from one
- * counter, so they are strictly increasing for every key. Release notifications are
- * delivered in-process. One monitor guards the map; operations never block on anything
- * else.
+ * counter, so they are strictly increasing for every key. Releases are told, in-process,
+ * to the listener given at construction ({@link LocalWakeUps}). One monitor guards the
+ * map; operations never block on anything else, and listeners run outside it.
  */
-final class LocalBackend implements LockBackend {
+final class LocalStore implements LockStore {
 
 	private final Map<String, Entry> keys = new HashMap<>();
 
 	private long fence;
 
-	private volatile Consumer<String> listener = (key) -> {
-	};
+	private final Consumer<String> released;
+
+	/**
+	 * @param released told the key of every release
+	 */
+	LocalStore(Consumer<String> released) {
+		this.released = released;
+	}
 
 	/** A held key. */
 	private record Entry(String owner, long fence, long expiresAt, long capAt) {
 	}
 
 	@Override
-	public synchronized Attempt tryAcquire(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+	public synchronized Attempt acquire(Acquire request) {
+		LockId id = request.id();
+		String owner = request.owner();
+		long leaseMillis = request.leaseMillis();
+		long maxHoldMillis = request.maxHoldMillis();
 		long now = System.nanoTime();
 		long longest = -1;
 		int first = -1;
@@ -62,9 +72,8 @@ final class LocalBackend implements LockBackend {
 
 	/** Completed at once: the attempt never blocks on anything but the map's monitor. */
 	@Override
-	public CompletableFuture<Attempt> tryAcquireAsync(LockId id, String owner, long leaseMillis, long maxHoldMillis,
-			long entryMillis, long handOffMillis, boolean queued, Executor blocking) {
-		return CompletableFuture.completedFuture(tryAcquire(id, owner, leaseMillis, maxHoldMillis));
+	public CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {
+		return CompletableFuture.completedFuture(acquire(request));
 	}
 
 	@Override
@@ -93,8 +102,14 @@ final class LocalBackend implements LockBackend {
 		return CompletableFuture.completedFuture(granted);
 	}
 
+	/** Every mode answers at once: the map never makes anyone wait. */
 	@Override
-	public int release(LockId id, String owner) {
+	public int release(Release request) {
+		if (request.mode() == Release.Mode.KEEP) {
+			return keep(request.id(), request.owner(), request.keepMillis());
+		}
+		LockId id = request.id();
+		String owner = request.owner();
 		int released = 0;
 		synchronized (this) {
 			long now = System.nanoTime();
@@ -107,13 +122,12 @@ final class LocalBackend implements LockBackend {
 			}
 		}
 		if (released > 0) {
-			id.keys().forEach(this.listener);
+			id.keys().forEach(this.released);
 		}
 		return released;
 	}
 
-	@Override
-	public synchronized int keep(LockId id, String owner, long ttlMillis) {
+	private synchronized int keep(LockId id, String owner, long ttlMillis) {
 		long now = System.nanoTime();
 		int kept = 0;
 		for (String key : id.keys()) {
@@ -125,11 +139,6 @@ final class LocalBackend implements LockBackend {
 			}
 		}
 		return kept;
-	}
-
-	@Override
-	public void releaseQuietly(LockId id, String owner) {
-		release(id, owner);
 	}
 
 	@Override
@@ -163,35 +172,13 @@ final class LocalBackend implements LockBackend {
 	}
 
 	@Override
+	public boolean isDistributed() {
+		return false;
+	}
+
+	@Override
 	public Duration commandTimeout() {
 		return Duration.ofSeconds(1);
-	}
-
-	@Override
-	public void prepareListening() {
-	}
-
-	@Override
-	public CompletableFuture<?> listen(String key) {
-		return CompletableFuture.completedFuture(null);
-	}
-
-	@Override
-	public void awaitListening(CompletableFuture<?> listening) {
-	}
-
-	@Override
-	public void unlisten(String key) {
-	}
-
-	@Override
-	public void onRelease(Consumer<String> listener) {
-		this.listener = listener;
-	}
-
-	@Override
-	public boolean notifies() {
-		return true;
 	}
 
 	/**

@@ -1,0 +1,95 @@
+package io.lockstep.internal.engine;
+
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongUnaryOperator;
+
+import io.lockstep.LockInfo;
+import io.micrometer.observation.Observation;
+
+/**
+ * The registry of an engine's leases, from grant to end: it creates the lease of a grant
+ * and hands it to the {@link Watchdog}, and reacts to every lease that ends (leaves the
+ * registry, stops its observation, reports a loss to the call and the loss events).
+ */
+final class Leases implements Lease.Transitions {
+
+	private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
+
+	private final LockObservations observations;
+
+	private final LeaseEvents events;
+
+	private final Watchdog watchdog;
+
+	private final LongUnaryOperator driftNanos;
+
+	/**
+	 * @param driftNanos the store's clock-drift allowance of a lease
+	 */
+	Leases(LockStore store, LockObservations observations, LeaseEvents events) {
+		this.observations = observations;
+		this.events = events;
+		this.driftNanos = store::driftNanos;
+		this.watchdog = new Watchdog(store, this.leases);
+	}
+
+	/**
+	 * Creates and registers the lease of a grant; the watchdog takes it.
+	 * @param sent when the grant's lease starts at the latest (the send time of the
+	 * attempt it answers, or of one before it)
+	 * @param capNanos the max-hold cap, or {@code Long.MAX_VALUE}
+	 */
+	Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
+			long minHoldNanos, long sent, long grantedNanos, long capNanos) {
+		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
+		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
+				grantedNanos, capNanos, held, this, this.driftNanos);
+		this.leases.add(lease);
+		this.watchdog.wake(lease);
+		return lease;
+	}
+
+	@Override
+	public void ended(Lease lease, Lease.State from, Lease.State to, String reason) {
+		this.leases.remove(lease);
+		this.observations.stopHeld(lease.observation());
+		if (to == Lease.State.LOST) {
+			lease.calls().forEach((call) -> call.lost(reason));
+			this.events.lost(lease, reason);
+		}
+	}
+
+	/** The leases held now, oldest first. */
+	List<LockInfo> held() {
+		long now = System.nanoTime();
+		return this.leases.stream()
+			.filter((lease) -> lease.state() == Lease.State.HELD)
+			.sorted(Comparator.comparing(Lease::acquiredAt))
+			.map((lease) -> new LockInfo(lease.id().display(), lease.lockName(), lease.fencingToken(lease.id().first()),
+					lease.acquiredAt(), Duration.ofNanos(Math.max(0, lease.deadlineNanos() - now)), lease.renewed(),
+					lease.holderThread(), lease.depth()))
+			.toList();
+	}
+
+	/** Leases in the registry (held or being released). */
+	int registered() {
+		return this.leases.size();
+	}
+
+	Watchdog watchdog() {
+		return this.watchdog;
+	}
+
+	/** Stops renewing; every lease left is abandoned (it expires on its own). */
+	void close() {
+		this.watchdog.close();
+		for (Lease lease : List.copyOf(this.leases)) {
+			lease.abandon("the lock client was closed");
+		}
+	}
+
+}

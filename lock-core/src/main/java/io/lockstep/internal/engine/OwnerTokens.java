@@ -1,0 +1,48 @@
+package io.lockstep.internal.engine;
+
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * Owner tokens: 128 bits from a {@link SecureRandom}, fresh for every acquisition. The
+ * token is the only thing that lets a client renew or release a lock.
+ */
+final class OwnerTokens {
+
+	private static final SecureRandom random = secureRandom();
+
+	private static final HexFormat hex = HexFormat.of();
+
+	private OwnerTokens() {
+	}
+
+	/** A new 128-bit random owner token, in hex. */
+	static String next() {
+		return hex.formatHex(nextToken());
+	}
+
+	private static byte[] nextToken() {
+		byte[] token = new byte[16];
+		random.nextBytes(token);
+		return token;
+	}
+
+	/**
+	 * A DRBG (NIST SP 800-90A), seeded once, here: it never reads {@code /dev/urandom}
+	 * again, so a token is made without I/O, also on a non-blocking (reactive) thread.
+	 */
+	private static SecureRandom secureRandom() {
+		SecureRandom random;
+		try {
+			random = SecureRandom.getInstance("DRBG");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			random = new SecureRandom();
+		}
+		// seeds it now (a DRBG seeds on first use)
+		random.nextBytes(new byte[16]);
+		return random;
+	}
+
+}

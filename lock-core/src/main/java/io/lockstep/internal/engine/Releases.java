@@ -1,0 +1,165 @@
+package io.lockstep.internal.engine;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+import io.lockstep.LockException;
+import io.lockstep.LockLostException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How an engine's handles end their leases: leaving them, releasing (or keeping until the
+ * minimum hold passes) those left by their last handle, confirming them before a commit,
+ * and giving up those of a leaked handle. Also the identity of the engine for its handles
+ * ({@link io.lockstep.LockHandle#owner()}): reentrancy is per engine.
+ */
+final class Releases {
+
+	private static final Logger logger = LoggerFactory.getLogger(Releases.class);
+
+	private final LockStore store;
+
+	private final Waiters waiters;
+
+	private final LeaseEvents events;
+
+	private final String keyPrefix;
+
+	private final Supplier<AsyncThreads> threads;
+
+	Releases(LockStore store, Waiters waiters, LeaseEvents events, String keyPrefix, Supplier<AsyncThreads> threads) {
+		this.store = store;
+		this.waiters = waiters;
+		this.events = events;
+		this.keyPrefix = keyPrefix;
+		this.threads = threads;
+	}
+
+	String keyPrefix() {
+		return this.keyPrefix;
+	}
+
+	/**
+	 * The threads that close handles asynchronously.
+	 * @throws io.lockstep.LockException once the engine is closed
+	 */
+	AsyncThreads threads() {
+		return this.threads.get();
+	}
+
+	/**
+	 * A handle leaves its leases; each lease left by its last handle is released.
+	 * @throws LockLostException if a lease released here was lost while held
+	 */
+	void exit(List<Lease> parts, CallFrame call) {
+		LockLostException lost = null;
+		for (Lease lease : parts) {
+			if (lease.exit(call)) {
+				LockLostException failure = release(lease);
+				lost = (lost != null) ? lost : failure;
+			}
+		}
+		if (lost != null) {
+			throw lost;
+		}
+	}
+
+	/**
+	 * Releases a lease: the storage's compare-and-delete decides, or, before the lease's
+	 * minimum hold has passed, the storage's compare-and-expire, which leaves the keys to
+	 * expire when it passes (waiters are not told: the keys are still taken). Every key
+	 * deleted or kept proves the lease was held until now (never a loss, whatever the
+	 * local clock says); a key gone or owned by another owner is a loss. When the storage
+	 * does not answer, a lease still valid by the local clock is left to expire (logged
+	 * and counted, not the caller's failure); one that had run out is a loss.
+	 * @return the loss to report, or {@code null}
+	 */
+	private LockLostException release(Lease lease) {
+		long started = System.nanoTime();
+		Lease.State prior = lease.beginRelease();
+		if (prior == Lease.State.LOST) {
+			// the key may still hold our token (lost by the local clock): free it for
+			// others
+			try {
+				this.store.release(LockStore.Release.of(lease.id(), lease.owner()));
+			}
+			catch (LockException ex) {
+				logger.debug("Releasing the lost lock '{}' failed; it expires on its own", lease.id().display(), ex);
+			}
+			return new LockLostException(lease.id().display(), lease.reason());
+		}
+		if (prior != Lease.State.HELD) {
+			return null;
+		}
+		boolean ranOut = started - lease.deadlineNanos() >= 0;
+		long keepMillis = lease.minHoldLeftMillis(started);
+		int done;
+		try {
+			done = this.store.release((keepMillis > 0) ? LockStore.Release.keep(lease.id(), lease.owner(), keepMillis)
+					: LockStore.Release.of(lease.id(), lease.owner()));
+		}
+		catch (LockException ex) {
+			if (ranOut) {
+				String reason = "the lease ran out by the local clock before release, and the release failed: "
+						+ ex.getMessage();
+				lease.endRelease(Lease.State.LOST, reason);
+				return new LockLostException(lease.id().display(), reason);
+			}
+			this.events.releaseFailed(lease, ex);
+			lease.endRelease(Lease.State.EXPIRING, "release failed: " + ex.getMessage());
+			return null;
+		}
+		if (keepMillis <= 0 && done > 0) {
+			lease.id().keys().forEach(this.waiters::released);
+		}
+		if (done == lease.id().size()) {
+			if (keepMillis > 0) {
+				lease.endRelease(Lease.State.EXPIRING, "kept until its minimum hold passes, in " + keepMillis + " ms");
+			}
+			else {
+				lease.endRelease(Lease.State.RELEASED, null);
+			}
+			return null;
+		}
+		String reason = ranOut ? "the lease ran out by the local clock before release (at release a key was gone)"
+				: "at release a key of the lock was gone or held by another owner";
+		lease.endRelease(Lease.State.LOST, reason);
+		return new LockLostException(lease.id().display(), reason);
+	}
+
+	/**
+	 * Confirms in storage that every lease is still held; marks a lease lost and throws
+	 * if not. Leases released normally pass.
+	 */
+	void verify(List<Lease> parts) {
+		for (Lease lease : parts) {
+			if (lease.state() == Lease.State.HELD) {
+				int held = this.store.check(lease.id(), lease.owner());
+				if (held < lease.id().size()) {
+					lease.lose("a key of the lock was gone or held by another owner when checked");
+				}
+				else if (System.nanoTime() - lease.deadlineNanos() >= 0) {
+					lease.lose("the lease ran out by the local clock");
+				}
+			}
+			Lease.State state = lease.state();
+			if (state != Lease.State.HELD && state != Lease.State.RELEASED && state != Lease.State.EXPIRING) {
+				throw new LockLostException(lease.id().display(),
+						(lease.reason() != null) ? lease.reason() : "it is no longer held (" + state + ")");
+			}
+		}
+	}
+
+	/** A handle became unreachable without {@code close()}. */
+	void leaked(LockId id, List<Lease> parts, CallFrame call) {
+		logger.warn("A LockHandle of '{}' became unreachable without close(); its lease is no longer renewed and "
+				+ "expires on its own. Close every handle (try-with-resources).", id.display());
+		for (Lease lease : parts) {
+			if (lease.exit(call)) {
+				lease.leak("its handle was dropped without close()");
+			}
+		}
+	}
+
+}

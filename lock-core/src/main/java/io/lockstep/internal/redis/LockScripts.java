@@ -1,0 +1,212 @@
+package io.lockstep.internal.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockstep.internal.engine.LockStore.Acquire;
+import io.lockstep.internal.engine.LockStore.Attempt;
+import io.lockstep.internal.engine.LockStore.Renewal;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The one place that knows the Lua scripts' keys, arguments and replies (their contracts
+ * are at the top of each {@code .lua} file): it turns the store's requests into script
+ * calls and the scripts' replies into answers.
+ */
+public final class LockScripts {
+
+	private LockScripts() {
+	}
+
+	/** One script call: what it runs, on which keys, with which arguments. */
+	public record Call(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+	}
+
+	/**
+	 * Acquires keys of one group ({@code acquire.lua} for one key, else
+	 * {@code acquire-all.lua}); a one-key lock's waiter also marks the key as waited for
+	 * and, with {@code handOff}, queues itself for a hand-off on its channel.
+	 * @param stored the stored keys
+	 * @param fences the fencing counter of each
+	 * @param waiter for a one-key lock whose caller waits: its queue, table and hand-off
+	 * channel; else {@code null}
+	 */
+	public static Call acquire(Acquire request, List<String> stored, List<String> fences, Waiter waiter,
+			boolean handOff) {
+		List<String> keys = new ArrayList<>(stored);
+		keys.addAll(fences);
+		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
+				Long.toString(request.maxHoldMillis()));
+		if (stored.size() > 1) {
+			return new Call(LockCommands.ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
+		}
+		if (waiter != null) {
+			keys.add(waiter.queue());
+			keys.add(waiter.table());
+			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
+					Long.toString(request.maxHoldMillis()), handOff ? (request.queued() ? "q" : "n") : "w",
+					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
+		}
+		return new Call(LockCommands.ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
+	}
+
+	/**
+	 * A one-key lock's waiter as {@code acquire.lua} queues it.
+	 *
+	 * @param queue the key's waiter queue
+	 * @param table the key's waiter table
+	 * @param channel where the waiter's client hears its hand-offs
+	 */
+	public record Waiter(String queue, String table, String channel) {
+	}
+
+	/**
+	 * Reads an acquire reply for keys of one group.
+	 * @param reply the script's reply
+	 * @param indexes the index in the lock of each key of the group
+	 * @param fences the lock's fencing tokens, in key order: the group's are written in
+	 * @return acquired (with {@code fences}) or held (naming the first key held by
+	 * another owner by its index in the lock)
+	 */
+	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences) {
+		if (reply.get(0) == 1L) {
+			for (int i = 0; i < indexes.size(); i++) {
+				fences[indexes.get(i)] = reply.get(i + 1);
+			}
+			// acquire.lua also tells the lease it set on a key that was the owner's
+			// already
+			return (fences.length == 1 && reply.size() > 2) ? Attempt.acquired(fences, reply.get(2))
+					: Attempt.acquired(fences);
+		}
+		if (fences.length == 1 && reply.size() > 3) {
+			return Attempt.held(reply.get(1), 0, reply.get(3));
+		}
+		int blocking = (reply.size() > 2) ? reply.get(2).intValue() : 0;
+		return Attempt.held(reply.get(1), indexes.get(blocking));
+	}
+
+	/**
+	 * Releases keys of one group ({@code lock} names the lock in messages):
+	 * compare-and-delete, publishing a notification with {@code publish} (or, with
+	 * {@code queues}, handing each key to its first queued waiter).
+	 * @param queues with hand-offs: the keys' queues, tables and fencing counters, each
+	 * in key order; else {@code null}
+	 * @param leave whether the owner also leaves the queues (a waiter that gives up)
+	 */
+	public static Call release(String lock, List<String> stored, String owner, String publish, Queues queues,
+			boolean leave) {
+		if (queues == null) {
+			return new Call(LockCommands.RELEASE, stored, List.of(owner, "released", publish), "release " + lock);
+		}
+		List<String> keys = new ArrayList<>(stored);
+		keys.addAll(queues.queues());
+		keys.addAll(queues.tables());
+		keys.addAll(queues.fences());
+		return new Call(LockCommands.RELEASE, keys, List.of(owner, "released", publish, "queues", leave ? "leave" : ""),
+				"release " + lock);
+	}
+
+	/**
+	 * The waiter queues of released keys.
+	 *
+	 * @param queues each key's queue
+	 * @param tables each key's table
+	 * @param fences each key's fencing counter
+	 */
+	public record Queues(List<String> queues, List<String> tables, List<String> fences) {
+	}
+
+	/**
+	 * Undoes keys of one group acquired by an attempt that did not get them all: deletes
+	 * them, waking nobody and handing nothing off (the lock was never free for others).
+	 */
+	public static Call undo(String lock, List<String> stored, String owner, String publish) {
+		return new Call(LockCommands.RELEASE, stored, List.of(owner, "", publish), "undo " + lock);
+	}
+
+	/** Leaves keys of one group to expire {@code ttlMillis} from now. */
+	public static Call keep(String lock, List<String> stored, String owner, long ttlMillis) {
+		return new Call(LockCommands.KEEP, stored, List.of(owner, Long.toString(ttlMillis)),
+				"keep " + lock + " until its minimum hold passes");
+	}
+
+	/** Counts the keys of one group that hold the owner's token. */
+	public static Call check(String lock, List<String> stored, String owner) {
+		return new Call(LockCommands.CHECK, stored, List.of(owner), "check " + lock);
+	}
+
+	/**
+	 * Renews keys of one group, each with its owner and lease.
+	 * @param owners the owner of each key
+	 * @param leases the lease of each key, in ms
+	 */
+	public static Call renew(List<String> stored, List<String> owners, List<Long> leases) {
+		List<String> args = new ArrayList<>();
+		for (int i = 0; i < stored.size(); i++) {
+			args.add(owners.get(i));
+			args.add(Long.toString(leases.get(i)));
+		}
+		return new Call(LockCommands.RENEW, stored, args, "renew " + stored.size() + " leases");
+	}
+
+	/**
+	 * Reads renew replies: per renewal, the least lease granted over its keys, 0 when any
+	 * key is gone or another owner's, -1 when the cap allows no extension.
+	 * @param renewalOf the renewal of each key, in key order
+	 * @param groups the key indexes each call renewed
+	 * @param replies each call's reply, in the order of its keys
+	 */
+	public static long[] readRenewals(int renewals, List<Integer> renewalOf, List<List<Integer>> groups,
+			List<List<Long>> replies) {
+		long[] granted = new long[renewals];
+		java.util.Arrays.fill(granted, Long.MAX_VALUE);
+		for (int g = 0; g < groups.size(); g++) {
+			for (int i = 0; i < replies.get(g).size(); i++) {
+				int r = renewalOf.get(groups.get(g).get(i));
+				long reply = replies.get(g).get(i);
+				granted[r] = (reply == 0 || granted[r] == 0) ? 0 : Math.min(granted[r], reply);
+			}
+		}
+		return granted;
+	}
+
+	/** Renews every key of the renewals in one script (one node, no groups). */
+	public static Call renew(List<Renewal> renewals) {
+		List<String> keys = new ArrayList<>();
+		List<String> owners = new ArrayList<>();
+		List<Long> leases = new ArrayList<>();
+		for (Renewal renewal : renewals) {
+			for (String key : renewal.id().keys()) {
+				keys.add(key);
+				owners.add(renewal.owner());
+				leases.add(renewal.leaseMillis());
+			}
+		}
+		return renew(keys, owners, leases);
+	}
+
+	/** Reads the reply of {@link #renew(List)}: per renewal, as {@link #readRenewals}. */
+	public static long[] readRenewals(List<Renewal> renewals, List<Long> reply) {
+		List<Integer> renewalOf = new ArrayList<>();
+		for (int r = 0; r < renewals.size(); r++) {
+			for (int k = 0; k < renewals.get(r).id().size(); k++) {
+				renewalOf.add(r);
+			}
+		}
+		List<Integer> all = new ArrayList<>();
+		for (int i = 0; i < renewalOf.size(); i++) {
+			all.add(i);
+		}
+		return readRenewals(renewals.size(), renewalOf, List.of(all), List.of(reply));
+	}
+
+	/**
+	 * Releases keys on a Redlock node, publishing {@code message} as the notification
+	 * (the same on every node, so that a waiter is woken once).
+	 */
+	public static Call release(String lock, List<String> keys, String owner, String message) {
+		return new Call(LockCommands.RELEASE, keys, List.of(owner, message), "release " + lock);
+	}
+
+}

@@ -1,0 +1,36 @@
+package io.lockstep.internal.redis;
+
+import java.time.Duration;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lockstep.internal.engine.Storage;
+
+/**
+ * Builds the {@link RedisStore} and the {@link RedisWakeUps} of a Redis deployment,
+ * sharing what they share: the lock connection, the notification channel, the choice of
+ * publish command and the client's id.
+ */
+public final class RedisStorage {
+
+	private RedisStorage() {
+	}
+
+	/**
+	 * The store and wake-up channel of a Redis deployment on the client (which stays the
+	 * caller's to shut down).
+	 * @param replicaAcks the replicas that must acknowledge an acquisition (WAIT), 0 for
+	 * no check; a single master's layout only
+	 */
+	public static Storage create(AbstractRedisClient client, Duration commandTimeout, KeyLayout layout, int replicaAcks,
+			Duration replicaAckTimeout) {
+		LockCommands commands = new LockCommands(client, commandTimeout);
+		LockCommands acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : commands;
+		ReleaseChannel channel = new ReleaseChannel(client, commandTimeout);
+		Publishing publishing = new Publishing(commands, layout.mayShard(), channel::sharded);
+		String clientId = ReleaseChannel.newClientId();
+		RedisStore store = new RedisStore(commands, layout, publishing, clientId, acquisitions, replicaAcks,
+				replicaAckTimeout);
+		return new Storage(store, new RedisWakeUps(channel, layout, publishing, clientId));
+	}
+
+}

@@ -1,0 +1,23 @@
+package io.lockstep.internal.engine;
+
+import io.lockstep.LockTemplate;
+
+/**
+ * Tests' way into the engine behind a template of Lockstep's (its registry, waiters,
+ * store and wake-up channel), which the public templates do not expose.
+ */
+public final class Probes {
+
+	private Probes() {
+	}
+
+	/** The engine shared by the template and its copies. */
+	public static LockEngine engine(LockTemplate template) {
+		EngineTemplate locks = EngineTemplate.of(template);
+		if (locks == null) {
+			throw new IllegalArgumentException("Not a template of Lockstep's: " + template.getClass().getName());
+		}
+		return locks.engine();
+	}
+
+}
