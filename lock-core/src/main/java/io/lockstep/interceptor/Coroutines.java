@@ -39,7 +39,7 @@ final class Coroutines {
 	 * @throws IllegalArgumentException if Spring cannot run it as a {@code Mono}, or if
 	 * {@code SKIP} would return {@code null} where Kotlin expects a value
 	 */
-	static LockOperation.ReturnKind ofSuspending(Method method, OnLocked onLocked, boolean hasFallback) {
+	static ReturnKind ofSuspending(Method method, OnLocked onLocked, boolean hasFallback) {
 		if (!ClassUtils.isPresent("kotlinx.coroutines.reactor.MonoKt", Coroutines.class.getClassLoader())
 				|| !KotlinDetector.isKotlinReflectPresent()) {
 			throw new IllegalArgumentException(NEEDS);
@@ -47,26 +47,26 @@ final class Coroutines {
 		MethodParameter returned = new MethodParameter(method, -1);
 		Class<?> type = returned.getParameterType();
 		if (FLOW.equals(type.getName())) {
-			return LockOperation.ReturnKind.SUSPEND_FLOW;
+			return ReturnKind.SUSPEND_FLOW;
 		}
 		if (onLocked == OnLocked.SKIP && !hasFallback && type != void.class && !returned.isOptional()) {
 			throw new IllegalArgumentException("is not nullable (" + type.getSimpleName() + "), but a skipped suspend "
 					+ "fun returns null: declare it nullable, or use THROW or a fallback");
 		}
-		return LockOperation.ReturnKind.SUSPEND;
+		return ReturnKind.SUSPEND;
 	}
 
 	/**
 	 * The kind of a method returning a {@code Flow} or one of its subtypes.
 	 * @throws IllegalArgumentException for a subtype, or without the adapter
 	 */
-	static LockOperation.ReturnKind ofFlow(Class<?> returnType) {
+	static ReturnKind ofFlow(Class<?> returnType) {
 		if (!FLOW.equals(returnType.getName())) {
 			throw new IllegalArgumentException("is not supported: declare Flow, which holds the lock for each "
 					+ "collection; a " + returnType.getSimpleName() + " is hot and runs whether collected or not");
 		}
 		adapter(returnType);
-		return LockOperation.ReturnKind.FLOW;
+		return ReturnKind.FLOW;
 	}
 
 	/**

@@ -129,7 +129,7 @@ final class LockOperationSource {
 				() -> duration(annotation.minHoldTime()));
 		OnLocked onLocked = annotation.onLocked();
 		String fallbackName = annotation.fallback().trim();
-		LockOperation.ReturnKind returnKind = Coroutines.isSuspending(method)
+		ReturnKind returnKind = Coroutines.isSuspending(method)
 				? attribute(description, "return type", "suspend fun",
 						() -> Coroutines.ofSuspending(method, onLocked, !fallbackName.isEmpty()))
 				: attribute(description, "return type", method.getReturnType().getName(),
@@ -199,19 +199,19 @@ final class LockOperationSource {
 		throw new IllegalArgumentException("cannot be resolved: no placeholder resolver is available");
 	}
 
-	private static LockOperation.ReturnKind returnKind(Class<?> returnType) {
+	private static ReturnKind returnKind(Class<?> returnType) {
 		if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
-			return LockOperation.ReturnKind.FUTURE;
+			return ReturnKind.FUTURE;
 		}
 		if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
 			throw new IllegalArgumentException("is not supported: declare CompletableFuture or CompletionStage, "
 					+ "which hold the lock until they complete");
 		}
 		if (returnType.getName().equals(MONO)) {
-			return LockOperation.ReturnKind.MONO;
+			return ReturnKind.MONO;
 		}
 		if (returnType.getName().equals(FLUX)) {
-			return LockOperation.ReturnKind.FLUX;
+			return ReturnKind.FLUX;
 		}
 		if (isA(returnType, "org.reactivestreams.Publisher")) {
 			throw new IllegalArgumentException("is not supported: declare Mono or Flux (Reactor), which hold the lock "
@@ -220,7 +220,7 @@ final class LockOperationSource {
 		if (isA(returnType, Coroutines.FLOW)) {
 			return Coroutines.ofFlow(returnType);
 		}
-		return LockOperation.ReturnKind.PLAIN;
+		return ReturnKind.PLAIN;
 	}
 
 	private static boolean isA(Class<?> type, String name) {

@@ -31,8 +31,8 @@ final class ReactiveInvocation {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
 		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
 				(ex) -> notAcquired(operation, target, args, ex));
-		LockOperation.ReturnKind kind = operation.returnKind();
-		if (kind == LockOperation.ReturnKind.FLOW) {
+		ReturnKind kind = operation.returnKind();
+		if (kind == ReturnKind.FLOW) {
 			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);
 		}
 		return kind.isSingle() ? locked.singleOrEmpty() : locked;

@@ -1,9 +1,7 @@
 package io.lockstep.observation;
 
+import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
-
-import io.lockstep.observation.LockObservationDocumentation.HighCardinalityKeys;
-import io.lockstep.observation.LockObservationDocumentation.LowCardinalityKeys;
 
 /**
  * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome} (once
@@ -30,16 +28,16 @@ public class DefaultLockObservationConvention implements LockObservationConventi
 
 	@Override
 	public KeyValues getLowCardinalityKeyValues(LockObservationContext context) {
-		KeyValues values = KeyValues.of(LowCardinalityKeys.LOCK.withValue(context.getLockName()));
+		KeyValues values = KeyValues.of(KeyValue.of(ObservationKeys.LOCK, context.getLockName()));
 		if (context.getKind() == LockObservationContext.Kind.ACQUIRE && context.getOutcome() != null) {
-			values = values.and(LowCardinalityKeys.OUTCOME.withValue(context.getOutcome()));
+			values = values.and(KeyValue.of(ObservationKeys.OUTCOME, context.getOutcome()));
 		}
 		return values;
 	}
 
 	@Override
 	public KeyValues getHighCardinalityKeyValues(LockObservationContext context) {
-		return KeyValues.of(HighCardinalityKeys.KEY.withValue(context.getKey()));
+		return KeyValues.of(KeyValue.of(ObservationKeys.KEY, context.getKey()));
 	}
 
 }

@@ -72,7 +72,7 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 		LOCK {
 			@Override
 			public String asString() {
-				return "lock";
+				return ObservationKeys.LOCK;
 			}
 		},
 
@@ -80,7 +80,7 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 		OUTCOME {
 			@Override
 			public String asString() {
-				return "outcome";
+				return ObservationKeys.OUTCOME;
 			}
 		}
 
@@ -93,7 +93,7 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 		KEY {
 			@Override
 			public String asString() {
-				return "lockstep.key";
+				return ObservationKeys.KEY;
 			}
 		}
 

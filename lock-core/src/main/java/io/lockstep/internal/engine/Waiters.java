@@ -1,21 +1,11 @@
 package io.lockstep.internal.engine;
 
 import java.util.ArrayDeque;
-import java.util.HashSet;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The local queues of the callers waiting for a lock, per key, in arrival order, and the
@@ -35,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * life, reaches it ({@link #handedOff}) without a further round trip. Such waiters are
  * not woken by releases where notifications work (the lock went to the queue's first live
  * waiter, which hears of it). Waiters of other locks listen on the key's channel, which
- * stays subscribed for {@value #LINGER_SECONDS} s after its last local waiter left, so
- * that steady contention costs no SUBSCRIBE per wait.
+ * stays subscribed for {@value Listening#LINGER_SECONDS} s after its last local waiter
+ * left, so that steady contention costs no SUBSCRIBE per wait.
  *
  * <p>
  * Everything a waiter hears goes to its {@link Wake}, called under this object's monitor,
@@ -44,43 +34,19 @@ import org.slf4j.LoggerFactory;
  */
 final class Waiters {
 
-	static final long LINGER_SECONDS = 5;
-
-	private static final Logger logger = LoggerFactory.getLogger(Waiters.class);
-
-	private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(LINGER_SECONDS);
-
-	/** At most this many keys stay subscribed without local waiters. */
-	private static final int MAX_LINGERING = 1024;
-
 	private final WakeUps wakeUps;
+
+	/** The keys listened to; under the monitor. */
+	private final Listening listening;
+
+	/** Hand-offs no waiter claimed yet; under the monitor. */
+	private final UnclaimedHandOffs unclaimed = new UnclaimedHandOffs();
 
 	/** The local waiters of each key; changed under its own monitor, read without. */
 	private final Map<String, ArrayDeque<Waiter>> waiting = new ConcurrentHashMap<>();
 
-	/** Keys whose release channel is subscribed (waited for, or lingering). */
-	private final Set<String> listened = new HashSet<>();
-
-	/**
-	 * Hand-offs to owner tokens no local waiter asks with (yet): a caller that queued
-	 * with its first attempt registers after the reply, and the hand-off may come first.
-	 * By arrival, oldest first; under the monitor.
-	 */
-	private final Map<String, Unclaimed> unclaimed = new LinkedHashMap<>();
-
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Set<String> asking = ConcurrentHashMap.newKeySet();
-
-	/**
-	 * Keys subscribed without local waiters, by when their last waiter left; in order.
-	 */
-	private final Map<String, Long> lingering = new LinkedHashMap<>();
-
-	private volatile boolean closed;
-
-	private final ScheduledExecutorService scheduler;
-
-	private boolean sweepScheduled;
 
 	/**
 	 * @param scheduler runs the task that stops listening to keys that lingered long
@@ -88,24 +54,9 @@ final class Waiters {
 	 */
 	Waiters(WakeUps wakeUps, ScheduledExecutorService scheduler) {
 		this.wakeUps = wakeUps;
-		this.scheduler = scheduler;
+		this.listening = new Listening(wakeUps, scheduler, this.waiting);
 		wakeUps.onRelease(this::released);
 	}
-
-	/** A hand-off that found no waiter, and when it came. */
-	private record Unclaimed(String key, long fencingToken, long leaseMillis, long receivedNanos) {
-	}
-
-	/**
-	 * How long a hand-off waits for its waiter to register: far longer than the gap
-	 * between an attempt's reply and the registration. A caller that never registers (it
-	 * gave up, or got the lock by another attempt) left the queue and released what was
-	 * handed to it ({@link LockStore.Release#leave}).
-	 */
-	private static final long UNCLAIMED_NANOS = TimeUnit.SECONDS.toNanos(30);
-
-	/** At most this many unclaimed hand-offs are kept; the oldest go first. */
-	private static final int MAX_UNCLAIMED = 4096;
 
 	/**
 	 * What a waiter hears; called under the waiters' monitor, possibly on the storage
@@ -261,11 +212,8 @@ final class Waiters {
 		if (handOff) {
 			listening = this.wakeUps.listenForHandOffs(key);
 		}
-		else if (this.listened.add(key)) {
-			listening = this.wakeUps.listen(key);
-		}
 		else {
-			this.lingering.remove(key);
+			listening = this.listening.listen(key);
 		}
 		this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>()).addLast(waiter);
 		return listening;
@@ -289,9 +237,7 @@ final class Waiters {
 			}
 			if (queue.isEmpty()) {
 				this.waiting.remove(waiter.key);
-				if (this.listened.contains(waiter.key)) {
-					linger(waiter.key);
-				}
+				this.listening.linger(waiter.key);
 				return;
 			}
 			Waiter next = wasHead ? headOf(queue, waiter.handOffs) : null;
@@ -301,56 +247,6 @@ final class Waiters {
 			if (!acquired && waiter.woken) {
 				signalFirst(queue, false);
 			}
-		}
-	}
-
-	/**
-	 * Keeps the key subscribed for a while (its waiters may come back soon). Under the
-	 * monitor.
-	 */
-	private void linger(String key) {
-		this.lingering.put(key, System.nanoTime());
-		sweep();
-	}
-
-	/**
-	 * Stops listening to the keys that lingered long enough, or the longest lingering
-	 * beyond {@value #MAX_LINGERING}; schedules the next sweep while keys linger. Under
-	 * the monitor.
-	 */
-	private void sweep() {
-		long now = System.nanoTime();
-		Iterator<Map.Entry<String, Long>> oldest = this.lingering.entrySet().iterator();
-		while (oldest.hasNext()) {
-			Map.Entry<String, Long> entry = oldest.next();
-			if (this.lingering.size() <= MAX_LINGERING && now - entry.getValue() < LINGER_NANOS) {
-				break;
-			}
-			oldest.remove();
-			this.listened.remove(entry.getKey());
-			this.wakeUps.unlisten(entry.getKey());
-		}
-		if (!this.lingering.isEmpty() && !this.sweepScheduled && !this.closed) {
-			long due = this.lingering.values().iterator().next() + LINGER_NANOS - now;
-			try {
-				this.scheduler.schedule(this::scheduledSweep, Math.max(due, 0) + 1_000_000L, TimeUnit.NANOSECONDS);
-				this.sweepScheduled = true;
-			}
-			catch (RejectedExecutionException ex) {
-				// shutting down: closing the wake-up channel ends every subscription
-			}
-		}
-	}
-
-	private void scheduledSweep() {
-		try {
-			synchronized (this.waiting) {
-				this.sweepScheduled = false;
-				sweep();
-			}
-		}
-		catch (Throwable ex) {
-			logger.warn("Stopping to listen to released keys failed; retrying later", ex);
 		}
 	}
 
@@ -389,16 +285,7 @@ final class Waiters {
 					}
 				}
 			}
-			long now = System.nanoTime();
-			Iterator<Unclaimed> oldest = this.unclaimed.values().iterator();
-			while (oldest.hasNext()) {
-				Unclaimed next = oldest.next();
-				if (this.unclaimed.size() < MAX_UNCLAIMED && now - next.receivedNanos() < UNCLAIMED_NANOS) {
-					break;
-				}
-				oldest.remove();
-			}
-			this.unclaimed.put(owner, new Unclaimed(key, fencingToken, leaseMillis, now));
+			this.unclaimed.keep(key, owner, fencingToken, leaseMillis);
 		}
 	}
 
@@ -406,12 +293,8 @@ final class Waiters {
 	 * A hand-off that came before the waiter registered is its own. Under the monitor.
 	 */
 	private void claim(Waiter waiter) {
-		if (this.unclaimed.isEmpty()) {
-			return;
-		}
-		Unclaimed handOff = this.unclaimed.get(waiter.owner);
-		if (handOff != null && handOff.key().equals(waiter.key)) {
-			this.unclaimed.remove(waiter.owner);
+		UnclaimedHandOffs.HandOff handOff = this.unclaimed.claim(waiter.key, waiter.owner);
+		if (handOff != null) {
 			waiter.wake.handedOff(waiter.owner, handOff.fencingToken(), handOff.leaseMillis());
 		}
 	}
@@ -461,10 +344,8 @@ final class Waiters {
 	}
 
 	void close() {
-		this.closed = true;
 		synchronized (this.waiting) {
-			this.lingering.clear();
-			this.listened.clear();
+			this.listening.close();
 			this.unclaimed.clear();
 			this.waiting.values().forEach((queue) -> queue.forEach((waiter) -> waiter.wake.closed()));
 		}

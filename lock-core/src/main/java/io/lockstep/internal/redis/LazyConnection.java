@@ -167,8 +167,7 @@ final class LazyConnection implements AutoCloseable {
 				return;
 			}
 			try {
-				this.command.apply(commands)
-					.whenComplete((value, failure) -> LockCommands.complete(this.reply, value, failure));
+				this.command.apply(commands).whenComplete((value, failure) -> complete(this.reply, value, failure));
 			}
 			catch (RuntimeException ex) {
 				this.reply.completeExceptionally(ex);
@@ -190,6 +189,16 @@ final class LazyConnection implements AutoCloseable {
 			root = cause;
 		}
 		return (root != failure) ? " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")" : "";
+	}
+
+	/** Completes {@code result} as the reply completed. */
+	static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {
+		if (failure == null) {
+			result.complete(value);
+		}
+		else {
+			result.completeExceptionally(failure);
+		}
 	}
 
 }

@@ -128,7 +128,7 @@ public final class LockCommands implements AutoCloseable {
 						.send((commands) -> unlessAbandoned(result,
 								() -> commands.<T>eval(script.getScriptAsString().getBytes(StandardCharsets.UTF_8),
 										type, keyBytes, argBytes)))
-						.whenComplete((retried, again) -> complete(result, retried, again));
+						.whenComplete((retried, again) -> LazyConnection.complete(result, retried, again));
 				}
 				else {
 					result.completeExceptionally(failure);
@@ -301,15 +301,6 @@ public final class LockCommands implements AutoCloseable {
 	/** The timeout tasks of bounded commands not completed yet (for tests). */
 	static int pendingTimeouts() {
 		return TIMEOUTS.getQueue().size();
-	}
-
-	static <T> void complete(CompletableFuture<T> result, T value, Throwable failure) {
-		if (failure == null) {
-			result.complete(value);
-		}
-		else {
-			result.completeExceptionally(failure);
-		}
 	}
 
 	/** Sends unless the caller gave up; then nothing is sent. */

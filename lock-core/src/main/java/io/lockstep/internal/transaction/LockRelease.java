@@ -34,7 +34,7 @@ public final class LockRelease {
 			return new LockRelease(handle, 1);
 		}
 		LockRelease release = new LockRelease(handle, 2);
-		TransactionSynchronizationManager.registerSynchronization(new TransactionBoundRelease(release));
+		TransactionSynchronizationManager.registerSynchronization(new TransactionBoundRelease(handle, release::arrive));
 		return release;
 	}
 

@@ -1,6 +1,9 @@
 package io.lockstep.internal.transaction;
 
+import java.util.function.Consumer;
+
 import io.lockstep.LockException;
+import io.lockstep.LockHandle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,24 +18,28 @@ public final class TransactionBoundRelease implements TransactionSynchronization
 
 	private static final Logger logger = LoggerFactory.getLogger(TransactionBoundRelease.class);
 
-	private final LockRelease release;
+	private final LockHandle handle;
 
-	public TransactionBoundRelease(LockRelease release) {
-		this.release = release;
+	/** Told once the transaction completed: the transaction's share of the release. */
+	private final Consumer<Throwable> arrive;
+
+	public TransactionBoundRelease(LockHandle handle, Consumer<Throwable> arrive) {
+		this.handle = handle;
+		this.arrive = arrive;
 	}
 
 	@Override
 	public void beforeCommit(boolean readOnly) {
-		this.release.handle().verifyHeld();
+		this.handle.verifyHeld();
 	}
 
 	@Override
 	public void afterCompletion(int status) {
 		try {
-			this.release.arrive(null);
+			this.arrive.accept(null);
 		}
 		catch (LockException ex) {
-			logger.warn("Releasing lock '{}' after its transaction completed failed", this.release.handle().key(), ex);
+			logger.warn("Releasing lock '{}' after its transaction completed failed", this.handle.key(), ex);
 		}
 	}
 
