@@ -36,11 +36,11 @@ final class Acquisitions {
 
 	private final String fenceKey;
 
-	private final Redlock.Settings settings;
+	private final RedlockSettings settings;
 
 	private final LongUnaryOperator drift;
 
-	Acquisitions(Nodes nodes, String fenceKey, Redlock.Settings settings, LongUnaryOperator drift) {
+	Acquisitions(Nodes nodes, String fenceKey, RedlockSettings settings, LongUnaryOperator drift) {
 		this.nodes = nodes;
 		this.quorum = nodes.quorum();
 		this.fenceKey = fenceKey;

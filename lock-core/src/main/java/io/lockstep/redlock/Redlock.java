@@ -161,7 +161,8 @@ public final class Redlock {
 
 	/** A template builder on these nodes with these settings. */
 	public RedisLockTemplateBuilder builder() {
-		Settings settings = new Settings(this.clockDriftFactor, this.nodeTimeout, this.requirePersistence);
+		RedlockSettings settings = new RedlockSettings(this.clockDriftFactor, this.nodeTimeout,
+				this.requirePersistence);
 		List<RedisURI> uris = this.uris;
 		List<RedisClient> clients = this.clients;
 		StorageFactory factory = (clients != null) ? (timeout,
@@ -171,7 +172,7 @@ public final class Redlock {
 	}
 
 	private static RedlockStore owned(List<RedisURI> uris, Duration commandTimeout, String keyPrefix,
-			Settings settings) {
+			RedlockSettings settings) {
 		ClientResources resources = DefaultClientResources.create();
 		ClientOptions options = ClientOptions.builder()
 			.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -214,10 +215,6 @@ public final class Redlock {
 			names.add("node " + i + " of " + count);
 		}
 		return names;
-	}
-
-	/** What a store needs of these settings, fixed when its builder was made. */
-	record Settings(double clockDriftFactor, Duration nodeTimeout, boolean requirePersistence) {
 	}
 
 }

@@ -60,7 +60,7 @@ final class RedlockStore implements LockStore {
 
 	private final int quorum;
 
-	private final Redlock.Settings settings;
+	private final RedlockSettings settings;
 
 	private final Acquisitions acquisitions;
 
@@ -72,7 +72,7 @@ final class RedlockStore implements LockStore {
 	 * @param shutdown shuts down the clients this store created (never given ones)
 	 */
 	RedlockStore(List<String> names, List<? extends AbstractRedisClient> clients, Duration commandTimeout,
-			String keyPrefix, Redlock.Settings settings, Runnable shutdown) {
+			String keyPrefix, RedlockSettings settings, Runnable shutdown) {
 		this.nodes = new Nodes(names, clients, commandTimeout, settings.nodeTimeout());
 		this.quorum = this.nodes.quorum();
 		this.settings = settings;
