@@ -13,6 +13,7 @@ import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.LockScripts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +57,7 @@ final class Acquisitions {
 				this.settings.requirePersistence() ? "1" : "0");
 		Votes<Grant> votes = this.nodes.await(
 				Votes.gather(this.nodes.each((node) -> node
-					.<List<?>>eval(LockCommands.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
+					.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
 					.thenApply((reply) -> Grant.of(reply, id.size()))), this::acquireDecided),
 				"acquire '" + id.display() + "'");
 		for (int i = 0; i < votes.size(); i++) {
@@ -112,7 +113,7 @@ final class Acquisitions {
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (int i = 0; i < this.nodes.size(); i++) {
 			replies.add((granted.answered(i) && granted.value(i).acquired())
-					? this.nodes.get(i).eval(LockCommands.RAISE_FENCE, keys, args, false, this.nodes.nodeTimeout())
+					? this.nodes.get(i).eval(LockScripts.RAISE_FENCE, keys, args, false, this.nodes.nodeTimeout())
 					: CompletableFuture.completedFuture(0L));
 		}
 		Votes<Long> raised = this.nodes.await(
@@ -160,7 +161,7 @@ final class Acquisitions {
 	 */
 	void undo(LockId id, String owner) {
 		for (Node node : this.nodes.all()) {
-			node.eval(LockCommands.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node));
+			node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node));
 		}
 	}
 

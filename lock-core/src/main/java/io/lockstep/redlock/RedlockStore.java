@@ -140,7 +140,8 @@ final class RedlockStore implements LockStore {
 	}
 
 	private int release(LockId id, String owner) {
-		return onQuorum(id, LockScripts.release(quoted(id), id.keys(), owner, Notifications.releaseId()), true);
+		return onQuorum(id, LockScripts.release(LockScripts.quoted(id), id.keys(), owner, Notifications.releaseId()),
+				true);
 	}
 
 	/**
@@ -148,12 +149,12 @@ final class RedlockStore implements LockStore {
 	 * a release.
 	 */
 	private int keep(LockId id, String owner, long ttlMillis) {
-		return onQuorum(id, LockScripts.keep(quoted(id), id.keys(), owner, ttlMillis), true);
+		return onQuorum(id, LockScripts.keep(LockScripts.quoted(id), id.keys(), owner, ttlMillis), true);
 	}
 
 	@Override
 	public int check(LockId id, String owner) {
-		return onQuorum(id, LockScripts.check(quoted(id), id.keys(), owner), false);
+		return onQuorum(id, LockScripts.check(LockScripts.quoted(id), id.keys(), owner), false);
 	}
 
 	/**
@@ -200,10 +201,6 @@ final class RedlockStore implements LockStore {
 		}
 		throw new LockException("Redlock could not read the lease of '" + key + "' on a quorum of " + this.quorum
 				+ " nodes (" + this.nodes.failures(votes) + ")");
-	}
-
-	private static String quoted(LockId id) {
-		return "'" + id.display() + "'";
 	}
 
 	private static int allKeys(Votes<Long> votes, int size) {

@@ -10,6 +10,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
 import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -54,7 +55,7 @@ class ForeignOwnerTests {
 	@Test
 	void noScriptActsForAForeignToken() {
 		String owner = HexFormat.of().formatHex(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
-		List<Long> granted = this.commands.eval(LockCommands.ACQUIRE, List.of("k", "fence"),
+		List<Long> granted = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence"),
 				List.of(owner, "60000", "0"), "acquire");
 		assertThat(granted.get(0)).isEqualTo(1L);
 		String value = (String) this.redis.call("GET", "k");
@@ -68,21 +69,20 @@ class ForeignOwnerTests {
 		}
 		long effects = 0;
 		for (String token : foreign) {
-			effects += effect(this.commands.<Long>eval(LockCommands.RELEASE, List.of("k"), List.of(token), "release"));
+			effects += effect(this.commands.<Long>eval(LockScripts.RELEASE, List.of("k"), List.of(token), "release"));
 			effects += effect(
-					this.commands.<List<Long>>eval(LockCommands.RENEW, List.of("k"), List.of(token, "9999999"), "renew")
+					this.commands.<List<Long>>eval(LockScripts.RENEW, List.of("k"), List.of(token, "9999999"), "renew")
 						.get(0));
 			effects += effect(
-					this.commands.<Long>eval(LockCommands.KEEP, List.of("k"), List.of(token, "9999999"), "keep"));
-			effects += effect(this.commands.<Long>eval(LockCommands.CHECK, List.of("k"), List.of(token), "check"));
-			effects += effect(this.commands.<Long>eval(LockCommands.RAISE_FENCE, List.of("k", "fence"),
+					this.commands.<Long>eval(LockScripts.KEEP, List.of("k"), List.of(token, "9999999"), "keep"));
+			effects += effect(this.commands.<Long>eval(LockScripts.CHECK, List.of("k"), List.of(token), "check"));
+			effects += effect(this.commands.<Long>eval(LockScripts.RAISE_FENCE, List.of("k", "fence"),
 					List.of(token, "999999999999999999"), "raise-fence"));
 			effects += effect(this.commands
-				.<List<Long>>eval(LockCommands.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999", "0"),
-						"acquire")
+				.<List<Long>>eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999", "0"), "acquire")
 				.get(0));
 			effects += effect(this.commands
-				.<List<Long>>eval(LockCommands.ACQUIRE_ALL, List.of("free", "k", "fence", "fence"),
+				.<List<Long>>eval(LockScripts.ACQUIRE_ALL, List.of("free", "k", "fence", "fence"),
 						List.of(token, "9999999", "0"), "acquire-all")
 				.get(0));
 		}
@@ -106,7 +106,7 @@ class ForeignOwnerTests {
 		assertThat(pttl).isBetween(1L, 60_000L);
 		assertThat(this.redis.call("EXISTS", "free")).isEqualTo(0L);
 		// the owner itself still can
-		assertThat(this.commands.<Long>eval(LockCommands.RELEASE, List.of("k"), List.of(owner), "release"))
+		assertThat(this.commands.<Long>eval(LockScripts.RELEASE, List.of("k"), List.of(owner), "release"))
 			.isEqualTo(1L);
 	}
 

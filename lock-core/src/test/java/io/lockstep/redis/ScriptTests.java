@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.LockScripts;
 import io.lettuce.core.RedisClient;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -48,7 +49,7 @@ class ScriptTests {
 	}
 
 	private List<Long> acquire(String owner, String lease) {
-		return this.commands.eval(LockCommands.ACQUIRE, List.of("k", "fence"), List.of(owner, lease, "0"), "acquire");
+		return this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(owner, lease, "0"), "acquire");
 	}
 
 	@Test
@@ -72,14 +73,14 @@ class ScriptTests {
 	void releaseAndRenewLeaveAnotherOwnersKeyAlone() {
 		acquire(OTHER, "10000");
 		String value = (String) this.redis.call("GET", "k");
-		long released = this.commands.eval(LockCommands.RELEASE, List.of("k"), List.of(OWNER), "release");
-		List<Long> renewed = this.commands.eval(LockCommands.RENEW, List.of("k"), List.of(OWNER, "99999"), "renew");
+		long released = this.commands.eval(LockScripts.RELEASE, List.of("k"), List.of(OWNER), "release");
+		List<Long> renewed = this.commands.eval(LockScripts.RENEW, List.of("k"), List.of(OWNER, "99999"), "renew");
 		assertThat(released).isZero();
 		assertThat(renewed).containsExactly(0L);
 		assertThat(this.redis.call("GET", "k")).isEqualTo(value);
 		assertThat((Long) this.redis.call("PTTL", "k")).isLessThanOrEqualTo(10_000L);
 		// a token that is a prefix of the owner's is not the owner
-		long prefixRelease = this.commands.eval(LockCommands.RELEASE, List.of("k"), List.of(OTHER.substring(0, 8)),
+		long prefixRelease = this.commands.eval(LockScripts.RELEASE, List.of("k"), List.of(OTHER.substring(0, 8)),
 				"release");
 		assertThat(prefixRelease).isZero();
 		assertThat(this.redis.call("EXISTS", "k")).isEqualTo(1L);

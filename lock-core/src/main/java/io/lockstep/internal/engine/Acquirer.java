@@ -14,13 +14,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the two drivers of an {@link Acquisition} share: the lock's terms, the events that
- * reach it from its local queue ({@link Waiters.Wake}: put in the inbox, then the driver
- * is woken), the side effects of a step (the asking gate, the undo, the owner token of
- * the local waiter) and the ending (the lease of a grant, the observation). Only the
- * driver's one thread at a time touches the machine and the fields here, except the
- * inbox.
+ * reach it from its local queue ({@link Wake}: put in the inbox, then the driver is
+ * woken), the side effects of a step (the asking gate, the undo, the owner token of the
+ * local waiter) and the ending (the lease of a grant, the observation). Only the driver's
+ * one thread at a time touches the machine and the fields here, except the inbox.
  */
-abstract class Acquirer implements Waiters.Wake {
+abstract class Acquirer implements Wake {
 
 	private static final Logger logger = LoggerFactory.getLogger(Acquirer.class);
 
@@ -72,7 +71,7 @@ abstract class Acquirer implements Waiters.Wake {
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
 	 * thread, read by a cancel.
 	 */
-	volatile Waiters.Waiter waiter;
+	volatile Waiter waiter;
 
 	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
 			long minHoldNanos) {

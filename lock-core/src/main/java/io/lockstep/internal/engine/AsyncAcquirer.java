@@ -100,7 +100,7 @@ final class AsyncAcquirer extends Acquirer {
 		}
 		else {
 			// the drainer aborts it next; it stops waiting now
-			Waiters.Waiter current = this.waiter;
+			Waiter current = this.waiter;
 			if (current != null) {
 				this.waiters.unregister(current, false);
 			}
@@ -183,9 +183,9 @@ final class AsyncAcquirer extends Acquirer {
 	/** Joins the key's local queue (readying the channel may block: on a worker). */
 	private void register(Acquisition.Register register) {
 		unregister(false);
-		Waiters.Registration registration = this.waiters.registerAsync(register.key(), register.owner(),
-				register.handOff(), this);
-		Waiters.Waiter registered = registration.waiter();
+		Registration registration = this.waiters.registerAsync(register.key(), register.owner(), register.handOff(),
+				this);
+		Waiter registered = registration.waiter();
 		this.waiter = registered;
 		CompletableFuture<?> listening = registration.listening();
 		// a copy: the subscription's own future is shared with other waiters
@@ -196,7 +196,7 @@ final class AsyncAcquirer extends Acquirer {
 					// records a refusal (then waiters poll); the future is done: no wait
 					this.wakeUps.await(listening);
 				}
-				post(new Acquisition.Registered(registered.isHead()));
+				post(new Acquisition.Registered(this.waiters.isHead(registered)));
 			});
 	}
 

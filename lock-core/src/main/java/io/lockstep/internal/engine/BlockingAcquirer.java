@@ -56,7 +56,7 @@ final class BlockingAcquirer extends Acquirer {
 		if (action instanceof Acquisition.Register register) {
 			unregister(false);
 			this.waiter = this.waiters.register(register.key(), register.owner(), register.handOff(), this);
-			return inOrder(new Acquisition.Registered(this.waiter.isHead()));
+			return inOrder(new Acquisition.Registered(this.waiters.isHead(this.waiter)));
 		}
 		return await((Acquisition.Wait) action);
 	}

@@ -78,29 +78,14 @@ final class Lease {
 
 	private final Observation observation;
 
-	private final LongUnaryOperator drift;
+	/** The local deadline and the renewal schedule. */
+	private final LeaseRenewal renewal;
 
 	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.HELD, null));
 
 	private final AtomicInteger depth = new AtomicInteger();
 
 	private final Set<CallFrame> calls = ConcurrentHashMap.newKeySet();
-
-	private volatile long deadlineNanos;
-
-	private volatile long lastRenewSentNanos;
-
-	private volatile boolean renewing;
-
-	private volatile String renewalError;
-
-	private volatile boolean capped;
-
-	/**
-	 * From the last renewal sent to the next: a third of the lease; a third of a shorter
-	 * first grant that the cap did not set (a hand-off's), until a renewal is confirmed.
-	 */
-	private volatile long renewalPeriodNanos;
 
 	/**
 	 * @param minHoldNanos how long after acquisition the keys stay taken when released
@@ -128,14 +113,7 @@ final class Lease {
 		this.holderThread = Thread.currentThread().getName();
 		this.observation = observation;
 		this.transitions = transitions;
-		this.drift = drift;
-		this.lastRenewSentNanos = sentNanos;
-		this.deadlineNanos = sentNanos + grantedNanos - drift.applyAsLong(grantedNanos);
-		// the grant is whole milliseconds: a cap within one of it set it
-		boolean capSetIt = capNanos != Long.MAX_VALUE
-				&& capNanos - sentNanos - grantedNanos < TimeUnit.MILLISECONDS.toNanos(1);
-		this.capped = grantedNanos < leaseNanos && capSetIt;
-		this.renewalPeriodNanos = ((grantedNanos < leaseNanos && !capSetIt) ? grantedNanos : leaseNanos) / 3;
+		this.renewal = new LeaseRenewal(leaseNanos, sentNanos, grantedNanos, capNanos, drift);
 	}
 
 	LockId id() {
@@ -205,7 +183,7 @@ final class Lease {
 	}
 
 	long deadlineNanos() {
-		return this.deadlineNanos;
+		return this.renewal.deadlineNanos();
 	}
 
 	int depth() {
@@ -215,7 +193,8 @@ final class Lease {
 	/** Held, and within the lease by this client's conservative clock. */
 	boolean isHeld() {
 		State current = state();
-		return (current == State.HELD || current == State.RELEASING) && System.nanoTime() - this.deadlineNanos < 0;
+		return (current == State.HELD || current == State.RELEASING)
+				&& System.nanoTime() - this.renewal.deadlineNanos() < 0;
 	}
 
 	// --- reentrancy: the handles that share this lease --------------------------------
@@ -239,70 +218,11 @@ final class Lease {
 		return this.calls;
 	}
 
-	// --- renewal (watchdog thread only)
-	// --------------------------------------------------
-
-	long lastRenewSentNanos() {
-		return this.lastRenewSentNanos;
-	}
-
-	boolean renewing() {
-		return this.renewing;
-	}
-
-	String renewalError() {
-		return this.renewalError;
-	}
-
-	/** From the last renewal sent to the next one. */
-	long renewalPeriodNanos() {
-		return this.renewalPeriodNanos;
-	}
-
-	/** Whether the max-hold cap limited the latest grant: the lease ends by the cap. */
-	boolean capped() {
-		return this.capped;
-	}
-
 	/**
-	 * @param capped whether the max-hold cap limits what this renewal asks for
+	 * The local deadline and the renewal schedule (written by the watchdog thread only).
 	 */
-	void renewSent(long sentNanos, boolean capped) {
-		this.capped = this.capped || capped;
-		this.renewing = true;
-		this.lastRenewSentNanos = sentNanos;
-	}
-
-	/**
-	 * A renewal sent at {@code sentNanos} granted {@code grantedNanos}: the key now
-	 * expires no earlier than that, and no later than the storage's own cap.
-	 */
-	void renewConfirmed(long sentNanos, long grantedNanos) {
-		this.renewing = false;
-		this.renewalError = null;
-		this.renewalPeriodNanos = this.leaseNanos / 3;
-		if (state() == State.HELD) {
-			this.deadlineNanos = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
-		}
-	}
-
-	/** The renewal got no extension (max-hold reached); the deadline stays. */
-	void renewCapped() {
-		this.capped = true;
-		this.renewing = false;
-		this.renewalError = null;
-	}
-
-	/** A renewal was answered without a grant (the key is gone). */
-	void renewAnswered() {
-		this.renewing = false;
-	}
-
-	/** A renewal failed to reach the storage: it is due again at once. */
-	void renewFailed(String error) {
-		this.renewing = false;
-		this.renewalError = error;
-		this.lastRenewSentNanos -= this.leaseNanos;
+	LeaseRenewal renewal() {
+		return this.renewal;
 	}
 
 	// --- transitions

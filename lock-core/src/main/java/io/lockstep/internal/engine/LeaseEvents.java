@@ -77,8 +77,8 @@ final class LeaseEvents implements AutoCloseable {
 	void releaseFailed(Lease lease, Throwable cause) {
 		this.releasesFailed.incrementAndGet();
 		this.observations.releaseFailed(lease.observation());
-		logger.warn("Could not release lock '{}' after its work completed; its lease expires on its own: {}",
-				lease.id().display(), cause.getMessage());
+		logger.warn("Could not release lock '{}' after its work completed; trying again in the background until "
+				+ "its lease ends: {}", lease.id().display(), cause.getMessage());
 	}
 
 	private void tell(LockLostEvent event) {

@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.lockstep.LockException;
@@ -17,6 +18,13 @@ import org.slf4j.LoggerFactory;
 final class Releases {
 
 	private static final Logger logger = LoggerFactory.getLogger(Releases.class);
+
+	/** The first pause before a failed release is tried again. */
+	private static final long RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+	private static final long RETRY_MAX_MILLIS = 1000;
+
+	private static final long RETRY_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(RETRY_MAX_MILLIS);
 
 	private final LockStore store;
 
@@ -108,6 +116,9 @@ final class Releases {
 			}
 			this.events.releaseFailed(lease, ex);
 			lease.endRelease(Lease.State.EXPIRING, "release failed: " + ex.getMessage());
+			if (keepMillis <= 0) {
+				retry(lease.id(), lease.owner(), lease.deadlineNanos(), RETRY_FIRST_NANOS);
+			}
 			return null;
 		}
 		if (keepMillis <= 0 && done > 0) {
@@ -126,6 +137,40 @@ final class Releases {
 				: "at release a key of the lock was gone or held by another owner";
 		lease.endRelease(Lease.State.LOST, reason);
 		return new LockLostException(lease.id().display(), reason);
+	}
+
+	/**
+	 * Releases again, in the background, a lease whose release failed after its work
+	 * (Redis unreachable, a Cluster shard failing over): a token-checked release is safe
+	 * to repeat, and a key left taken holds its waiters up for the rest of its lease.
+	 * Tries with a growing pause (up to {@value #RETRY_MAX_MILLIS} ms) until one succeeds
+	 * or the lease has run out by the local clock (then the key expires on its own).
+	 */
+	private void retry(LockId id, String owner, long deadlineNanos, long delayNanos) {
+		AsyncThreads threads;
+		try {
+			threads = this.threads.get();
+		}
+		catch (LockException ex) {
+			// the engine is closed: the key expires on its own
+			return;
+		}
+		threads.schedule(() -> threads.workers().execute(() -> {
+			if (System.nanoTime() - deadlineNanos >= 0) {
+				logger.debug("Gave up releasing '{}' again: its lease ran out", id.display());
+				return;
+			}
+			try {
+				int released = this.store.release(LockStore.Release.of(id, owner));
+				if (released > 0) {
+					id.keys().forEach(this.waiters::released);
+				}
+				logger.info("Released lock '{}' on a later try, after its first release failed", id.display());
+			}
+			catch (LockException ex) {
+				retry(id, owner, deadlineNanos, Math.min(delayNanos * 2, RETRY_MAX_NANOS));
+			}
+		}), delayNanos);
 	}
 
 	/**

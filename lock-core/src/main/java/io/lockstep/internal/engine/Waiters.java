@@ -59,99 +59,20 @@ final class Waiters {
 	}
 
 	/**
-	 * What a waiter hears; called under the waiters' monitor, possibly on the storage
-	 * client's I/O thread, so it only hands the news over to the waiter's driver.
+	 * Whether the waiter is the first of its kind for its key (asked under the monitor:
+	 * the queue may change).
 	 */
-	interface Wake {
-
-		/** A release may have freed the key. */
-		void released();
-
-		/** It became the head of its kind: it asks now. */
-		void promoted();
-
-		/** The storage handed the key to the owner token. */
-		void handedOff(String owner, long fencingToken, long leaseMillis);
-
-		/** The client closed. */
-		void closed();
-
-	}
-
-	/** One caller waiting for one key. */
-	final class Waiter {
-
-		private final String key;
-
-		/** The owner token it asks with; changes only under the monitor. */
-		private String owner;
-
-		/** Whether the lock is handed to it (it hears of that, not of releases). */
-		private final boolean handOffs;
-
-		private final Wake wake;
-
-		/** Woken and not yet asked again: another wake-up is not needed. */
-		private volatile boolean signalled;
-
-		/** Whether a release of the key woke this waiter while it waited for it. */
-		private volatile boolean woken;
-
-		private Waiter(String key, String owner, boolean handOffs, Wake wake) {
-			this.key = key;
-			this.owner = owner;
-			this.handOffs = handOffs;
-			this.wake = wake;
+	boolean isHead(Waiter waiter) {
+		synchronized (this.waiting) {
+			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key());
+			return queue != null && headOf(queue, waiter.handOffs()) == waiter;
 		}
-
-		String key() {
-			return this.key;
-		}
-
-		/**
-		 * It asks with a new owner token from now on (hand-offs to the old one are void).
-		 */
-		void owner(String owner) {
-			synchronized (Waiters.this.waiting) {
-				this.owner = owner;
-			}
-		}
-
-		/** It asks again now: the next release wakes it again. */
-		void rearm() {
-			this.signalled = false;
-		}
-
-		/** Whether it is the first waiter of its kind for its key. */
-		boolean isHead() {
-			synchronized (Waiters.this.waiting) {
-				ArrayDeque<Waiter> queue = Waiters.this.waiting.get(this.key);
-				return queue != null && headOf(queue, this.handOffs) == this;
-			}
-		}
-
-		/** It is the head now: it takes over the re-checks, and asks at once. */
-		private void promote() {
-			this.signalled = true;
-			this.wake.promoted();
-		}
-
-		private boolean signal() {
-			if (this.signalled) {
-				return false;
-			}
-			this.woken = true;
-			this.signalled = true;
-			this.wake.released();
-			return true;
-		}
-
 	}
 
 	/** The first waiter of the kind, or {@code null}. Under the monitor. */
 	private static Waiter headOf(ArrayDeque<Waiter> queue, boolean handOffs) {
 		for (Waiter waiter : queue) {
-			if (waiter.handOffs == handOffs) {
+			if (waiter.handOffs() == handOffs) {
 				return waiter;
 			}
 		}
@@ -182,7 +103,7 @@ final class Waiters {
 	Registration registerAsync(String key, String owner, boolean handOff, Wake wake) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.wakeUps.prepare();
-		Waiter waiter = new Waiter(key, owner, handOff, wake);
+		Waiter waiter = new Waiter(key, owner, handOff, wake, this.waiting);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);
@@ -192,22 +113,13 @@ final class Waiters {
 	}
 
 	/**
-	 * A waiter and its subscription.
-	 *
-	 * @param waiter the waiter
-	 * @param listening completes when notifications of the key flow
-	 */
-	record Registration(Waiter waiter, CompletableFuture<?> listening) {
-	}
-
-	/**
 	 * Adds the waiter to its key's local queue and starts listening for what wakes it.
 	 * Under the monitor, so that listen and unlisten keep their order (sent, not
 	 * awaited).
 	 * @return completes when notifications flow, or {@code null} when they do already
 	 */
 	private CompletableFuture<?> enqueue(Waiter waiter, boolean handOff) {
-		String key = waiter.key;
+		String key = waiter.key();
 		CompletableFuture<?> listening = null;
 		if (handOff) {
 			listening = this.wakeUps.listenForHandOffs(key);
@@ -227,24 +139,24 @@ final class Waiters {
 	 */
 	void unregister(Waiter waiter, boolean acquired) {
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key);
+			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key());
 			if (queue == null) {
 				return;
 			}
-			boolean wasHead = headOf(queue, waiter.handOffs) == waiter;
+			boolean wasHead = headOf(queue, waiter.handOffs()) == waiter;
 			if (!queue.remove(waiter)) {
 				return;
 			}
 			if (queue.isEmpty()) {
-				this.waiting.remove(waiter.key);
-				this.listening.linger(waiter.key);
+				this.waiting.remove(waiter.key());
+				this.listening.linger(waiter.key());
 				return;
 			}
-			Waiter next = wasHead ? headOf(queue, waiter.handOffs) : null;
+			Waiter next = wasHead ? headOf(queue, waiter.handOffs()) : null;
 			if (next != null) {
 				next.promote();
 			}
-			if (!acquired && waiter.woken) {
+			if (!acquired && waiter.woken()) {
 				signalFirst(queue, false);
 			}
 		}
@@ -279,8 +191,8 @@ final class Waiters {
 			ArrayDeque<Waiter> queue = this.waiting.get(key);
 			if (queue != null) {
 				for (Waiter waiter : queue) {
-					if (waiter.owner.equals(owner)) {
-						waiter.wake.handedOff(owner, fencingToken, leaseMillis);
+					if (waiter.owner().equals(owner)) {
+						waiter.wake().handedOff(owner, fencingToken, leaseMillis);
 						return;
 					}
 				}
@@ -293,9 +205,9 @@ final class Waiters {
 	 * A hand-off that came before the waiter registered is its own. Under the monitor.
 	 */
 	private void claim(Waiter waiter) {
-		UnclaimedHandOffs.HandOff handOff = this.unclaimed.claim(waiter.key, waiter.owner);
+		UnclaimedHandOffs.HandOff handOff = this.unclaimed.claim(waiter.key(), waiter.owner());
 		if (handOff != null) {
-			waiter.wake.handedOff(waiter.owner, handOff.fencingToken(), handOff.leaseMillis());
+			waiter.wake().handedOff(waiter.owner(), handOff.fencingToken(), handOff.leaseMillis());
 		}
 	}
 
@@ -322,7 +234,7 @@ final class Waiters {
 	 */
 	private static void signalFirst(ArrayDeque<Waiter> queue, boolean exceptHandOffWaiters) {
 		for (Waiter waiter : queue) {
-			if (!(exceptHandOffWaiters && waiter.handOffs) && waiter.signal()) {
+			if (!(exceptHandOffWaiters && waiter.handOffs()) && waiter.signal()) {
 				return;
 			}
 		}
@@ -347,7 +259,7 @@ final class Waiters {
 		synchronized (this.waiting) {
 			this.listening.close();
 			this.unclaimed.clear();
-			this.waiting.values().forEach((queue) -> queue.forEach((waiter) -> waiter.wake.closed()));
+			this.waiting.values().forEach((queue) -> queue.forEach((waiter) -> waiter.wake().closed()));
 		}
 	}
 

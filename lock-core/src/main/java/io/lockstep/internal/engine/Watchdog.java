@@ -114,7 +114,7 @@ final class Watchdog implements AutoCloseable {
 					continue;
 				}
 				earliest = Math.min(earliest, lease.deadlineNanos());
-				if (lease.renewed() && !lease.renewing()) {
+				if (lease.renewed() && !lease.renewal().renewing()) {
 					// renewing a little early lets leases that fall due together share a
 					// call
 					long early = Math.min(MAX_DELAY_NANOS, lease.leaseNanos() / 6);
@@ -144,7 +144,7 @@ final class Watchdog implements AutoCloseable {
 		List<LockStore.Renewal> renewals = new ArrayList<>(batch.size());
 		for (Lease lease : batch) {
 			long grant = Math.min(lease.leaseNanos(), lease.capNanos() - sentNanos);
-			lease.renewSent(sentNanos, grant < lease.leaseNanos());
+			lease.renewal().sent(sentNanos, grant < lease.leaseNanos());
 			renewals.add(new LockStore.Renewal(lease.id(), lease.owner(),
 					Math.max(1, TimeUnit.NANOSECONDS.toMillis(grant))));
 		}
@@ -170,13 +170,14 @@ final class Watchdog implements AutoCloseable {
 		for (int i = 0; i < batch.size(); i++) {
 			Lease lease = batch.get(i);
 			if (granted[i] > 0) {
-				lease.renewConfirmed(sentNanos, TimeUnit.MILLISECONDS.toNanos(granted[i]));
+				lease.renewal()
+					.confirmed(sentNanos, TimeUnit.MILLISECONDS.toNanos(granted[i]), lease.state() == Lease.State.HELD);
 			}
 			else if (granted[i] < 0) {
-				lease.renewCapped();
+				lease.renewal().cappedNow();
 			}
 			else {
-				lease.renewAnswered();
+				lease.renewal().answered();
 				// a renewal answered after the local deadline may have come after the
 				// expiry
 				lease.lose((System.nanoTime() - lease.deadlineNanos() >= 0)
@@ -193,12 +194,12 @@ final class Watchdog implements AutoCloseable {
 		this.lastFailure = message;
 		this.lastFailureNanos = System.nanoTime();
 		logger.debug("Lease renewal of {} lock(s) failed: {}", batch.size(), message);
-		batch.forEach((lease) -> lease.renewFailed(message));
+		batch.forEach((lease) -> lease.renewal().failed(message));
 		schedule(System.nanoTime());
 	}
 
 	private static long nextRenewal(Lease lease) {
-		return lease.lastRenewSentNanos() + lease.renewalPeriodNanos();
+		return lease.renewal().lastSentNanos() + lease.renewal().periodNanos();
 	}
 
 	private String expiryReason(Lease lease, long now) {
@@ -206,13 +207,13 @@ final class Watchdog implements AutoCloseable {
 			return "its fixed lease of " + DurationFormat.format(Duration.ofNanos(lease.leaseNanos()))
 					+ " ran out while held";
 		}
-		if (lease.capped()) {
+		if (lease.renewal().capped()) {
 			return "max-hold-time of "
 					+ DurationFormat.format(Duration.ofNanos(lease.capNanos() - lease.acquiredNanos())) + " reached";
 		}
-		if (lease.renewalError() != null) {
+		if (lease.renewal().error() != null) {
 			return "no renewal confirmed before the lease ran out by the local clock (unreachable: "
-					+ lease.renewalError() + ")";
+					+ lease.renewal().error() + ")";
 		}
 		return "no renewal confirmed before the lease ran out by the local clock";
 	}

@@ -1,7 +1,5 @@
 package io.lockstep.internal.redis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -10,7 +8,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -20,53 +17,17 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lockstep.LockException;
 import io.lockstep.internal.DurationFormat;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The lock's own Redis connection ({@link LazyConnection}: opened on first use) and its
- * Lua scripts, run by EVALSHA (EVAL once after a NOSCRIPT, e.g. after a Redis restart).
- * Every call is bounded by a timeout, connecting included.
+ * The lock's own Redis connection ({@link LazyConnection}: opened on first use), on which
+ * the Lua scripts ({@link LockScripts}) run by EVALSHA (EVAL once after a NOSCRIPT, e.g.
+ * after a Redis restart). Every call is bounded by a timeout, connecting included.
  */
 public final class LockCommands implements AutoCloseable {
 
-	public static final RedisScript<List> ACQUIRE = script("acquire");
-
-	/**
-	 * {@code acquire.lua}'s mode for a waiter that queues when the lock is held:
-	 * {@code q} when an earlier attempt of the owner may have queued it (it leaves the
-	 * queue when it gets the lock), {@code n} for its first attempt (nothing to leave).
-	 */
-	public static String queueMode(boolean queued) {
-		return queued ? "q" : "n";
-	}
-
-	public static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
-
-	public static final RedisScript<Long> RELEASE = script("release", Long.class);
-
-	public static final RedisScript<List> RENEW = script("renew");
-
-	public static final RedisScript<Long> KEEP = script("keep", Long.class);
-
-	public static final RedisScript<Long> CHECK = script("check", Long.class);
-
-	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
-	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
-
 	private static final byte[][] NO_KEYS = new byte[0][];
-
-	private static final Logger logger = LoggerFactory.getLogger(LockCommands.class);
-
-	/**
-	 * Fails the bounded commands Redis did not answer in time; one daemon thread
-	 * ({@code lockstep-command-timeout}, started on first use, ended after 10 s without a
-	 * pending timeout), whose tasks never block and are removed when cancelled.
-	 */
-	private static final ScheduledThreadPoolExecutor TIMEOUTS = timeouts();
 
 	private final Duration timeout;
 
@@ -147,7 +108,7 @@ public final class LockCommands implements AutoCloseable {
 			String what) {
 		CompletableFuture<T> reply = evalAsync(script, keys, args);
 		CompletableFuture<T> result = new CompletableFuture<>();
-		ScheduledFuture<?> timeout = schedule(() -> {
+		ScheduledFuture<?> timeout = CommandTimeouts.schedule(() -> {
 			synchronized (reply) {
 				if (!reply.isDone()) {
 					reply.completeExceptionally(new TimeoutException());
@@ -275,34 +236,6 @@ public final class LockCommands implements AutoCloseable {
 		this.connection.close();
 	}
 
-	private static ScheduledThreadPoolExecutor timeouts() {
-		ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, (task) -> {
-			Thread thread = new Thread(task, "lockstep-command-timeout");
-			thread.setDaemon(true);
-			return thread;
-		});
-		executor.setRemoveOnCancelPolicy(true);
-		executor.setKeepAliveTime(10, TimeUnit.SECONDS);
-		executor.allowCoreThreadTimeOut(true);
-		return executor;
-	}
-
-	private static ScheduledFuture<?> schedule(Runnable task, Duration delay) {
-		return TIMEOUTS.schedule(() -> {
-			try {
-				task.run();
-			}
-			catch (Throwable ex) {
-				logger.error("A lock command's timeout task failed", ex);
-			}
-		}, delay.toNanos(), TimeUnit.NANOSECONDS);
-	}
-
-	/** The timeout tasks of bounded commands not completed yet (for tests). */
-	static int pendingTimeouts() {
-		return TIMEOUTS.getQueue().size();
-	}
-
 	/** Sends unless the caller gave up; then nothing is sent. */
 	private static <T> CompletionStage<T> unlessAbandoned(CompletableFuture<T> result,
 			Supplier<CompletionStage<T>> command) {
@@ -332,24 +265,6 @@ public final class LockCommands implements AutoCloseable {
 			bytes[i] = values.get(i).getBytes(StandardCharsets.UTF_8);
 		}
 		return bytes;
-	}
-
-	private static RedisScript<List> script(String name) {
-		return script(name, List.class);
-	}
-
-	/**
-	 * Reads the script's file once, here: a script made from the resource itself would
-	 * read the file again for every EVAL after a NOSCRIPT, on the client's I/O thread.
-	 */
-	private static <T> RedisScript<T> script(String name, Class<T> type) {
-		ClassPathResource resource = new ClassPathResource("io/lockstep/redis/" + name + ".lua");
-		try {
-			return RedisScript.of(resource.getContentAsString(StandardCharsets.UTF_8), type);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read " + resource, ex);
-		}
 	}
 
 }

@@ -1,12 +1,17 @@
 package io.lockstep.internal.redis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockStore.Renewal;
 
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -17,6 +22,26 @@ import org.springframework.data.redis.core.script.RedisScript;
 public final class LockScripts {
 
 	private LockScripts() {
+	}
+
+	public static final RedisScript<List> ACQUIRE = script("acquire");
+
+	public static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
+
+	public static final RedisScript<Long> RELEASE = script("release", Long.class);
+
+	public static final RedisScript<List> RENEW = script("renew");
+
+	public static final RedisScript<Long> KEEP = script("keep", Long.class);
+
+	public static final RedisScript<Long> CHECK = script("check", Long.class);
+
+	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
+	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
+
+	/** The lock as messages name it. */
+	public static String quoted(LockId id) {
+		return "'" + id.display() + "'";
 	}
 
 	/** One script call: what it runs, on which keys, with which arguments. */
@@ -39,7 +64,7 @@ public final class LockScripts {
 		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 				Long.toString(request.maxHoldMillis()));
 		if (stored.size() > 1) {
-			return new Call(LockCommands.ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
+			return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
 		}
 		if (waiter != null) {
 			keys.add(waiter.queue());
@@ -48,7 +73,7 @@ public final class LockScripts {
 					Long.toString(request.maxHoldMillis()), handOff ? (request.queued() ? "q" : "n") : "w",
 					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
 		}
-		return new Call(LockCommands.ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
+		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
 	}
 
 	/**
@@ -97,13 +122,13 @@ public final class LockScripts {
 	public static Call release(String lock, List<String> stored, String owner, String publish, Queues queues,
 			boolean leave) {
 		if (queues == null) {
-			return new Call(LockCommands.RELEASE, stored, List.of(owner, "released", publish), "release " + lock);
+			return new Call(RELEASE, stored, List.of(owner, "released", publish), "release " + lock);
 		}
 		List<String> keys = new ArrayList<>(stored);
 		keys.addAll(queues.queues());
 		keys.addAll(queues.tables());
 		keys.addAll(queues.fences());
-		return new Call(LockCommands.RELEASE, keys, List.of(owner, "released", publish, "queues", leave ? "leave" : ""),
+		return new Call(RELEASE, keys, List.of(owner, "released", publish, "queues", leave ? "leave" : ""),
 				"release " + lock);
 	}
 
@@ -122,18 +147,18 @@ public final class LockScripts {
 	 * them, waking nobody and handing nothing off (the lock was never free for others).
 	 */
 	public static Call undo(String lock, List<String> stored, String owner, String publish) {
-		return new Call(LockCommands.RELEASE, stored, List.of(owner, "", publish), "undo " + lock);
+		return new Call(RELEASE, stored, List.of(owner, "", publish), "undo " + lock);
 	}
 
 	/** Leaves keys of one group to expire {@code ttlMillis} from now. */
 	public static Call keep(String lock, List<String> stored, String owner, long ttlMillis) {
-		return new Call(LockCommands.KEEP, stored, List.of(owner, Long.toString(ttlMillis)),
+		return new Call(KEEP, stored, List.of(owner, Long.toString(ttlMillis)),
 				"keep " + lock + " until its minimum hold passes");
 	}
 
 	/** Counts the keys of one group that hold the owner's token. */
 	public static Call check(String lock, List<String> stored, String owner) {
-		return new Call(LockCommands.CHECK, stored, List.of(owner), "check " + lock);
+		return new Call(CHECK, stored, List.of(owner), "check " + lock);
 	}
 
 	/**
@@ -147,7 +172,7 @@ public final class LockScripts {
 			args.add(owners.get(i));
 			args.add(Long.toString(leases.get(i)));
 		}
-		return new Call(LockCommands.RENEW, stored, args, "renew " + stored.size() + " leases");
+		return new Call(RENEW, stored, args, "renew " + stored.size() + " leases");
 	}
 
 	/**
@@ -206,7 +231,55 @@ public final class LockScripts {
 	 * (the same on every node, so that a waiter is woken once).
 	 */
 	public static Call release(String lock, List<String> keys, String owner, String message) {
-		return new Call(LockCommands.RELEASE, keys, List.of(owner, message), "release " + lock);
+		return new Call(RELEASE, keys, List.of(owner, message), "release " + lock);
+	}
+
+	private static RedisScript<List> script(String name) {
+		return script(name, List.class);
+	}
+
+	/**
+	 * Reads the script's file once, here: a script made from the resource itself would
+	 * read the file again for every EVAL after a NOSCRIPT, on the client's I/O thread.
+	 */
+	private static <T> RedisScript<T> script(String name, Class<T> type) {
+		ClassPathResource resource = new ClassPathResource("io/lockstep/redis/" + name + ".lua");
+		try {
+			return RedisScript.of(resource.getContentAsString(StandardCharsets.UTF_8), type);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot read " + resource, ex);
+		}
+	}
+
+	/**
+	 * Whether a message on a client's own channel is a hand-off ({@code release.lua}).
+	 */
+	public static boolean isHandOff(String message) {
+		return message.startsWith("g:");
+	}
+
+	/**
+	 * Reads a hand-off message, {@code "g:<owner>:<fence>:<lease ms>:<key>"}, or
+	 * {@code null} when it is malformed.
+	 */
+	public static HandOff readHandOff(String message) {
+		String[] parts = message.split(":", 5);
+		if (parts.length != 5) {
+			return null;
+		}
+		return new HandOff(parts[4], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
+	}
+
+	/**
+	 * A hand-off: the key now holds the owner's token with a fresh lease.
+	 *
+	 * @param key the stored key
+	 * @param owner the waiter's owner token
+	 * @param fencingToken the lock's new fencing token
+	 * @param leaseMillis the lease the key was given
+	 */
+	public record HandOff(String key, String owner, long fencingToken, long leaseMillis) {
 	}
 
 }

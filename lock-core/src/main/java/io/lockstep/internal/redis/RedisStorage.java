@@ -1,6 +1,7 @@
 package io.lockstep.internal.redis;
 
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.internal.engine.Storage;
@@ -27,10 +28,17 @@ public final class RedisStorage {
 		LockCommands acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : commands;
 		ReleaseChannel channel = new ReleaseChannel(client, commandTimeout);
 		Publishing publishing = new Publishing(commands, layout.mayShard(), channel::sharded);
-		String clientId = ReleaseChannel.newClientId();
+		String clientId = newClientId();
 		RedisStore store = new RedisStore(commands, layout, publishing, clientId, acquisitions, replicaAcks,
 				replicaAckTimeout);
 		return new Storage(store, new RedisWakeUps(channel, layout, publishing, clientId));
+	}
+
+	/**
+	 * A random id for a client's own channels (64 bits, hex): not a secret, only unique.
+	 */
+	private static String newClientId() {
+		return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
 	}
 
 }

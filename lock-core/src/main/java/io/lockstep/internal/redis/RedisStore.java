@@ -170,7 +170,7 @@ public final class RedisStore implements LockStore {
 	/** Deletes the groups an attempt acquired before it failed; wakes nobody. */
 	private void undo(LockId id, List<List<String>> acquired, String owner, String publish) {
 		for (List<String> stored : acquired) {
-			send(this.acquisitions, LockScripts.undo(quoted(id), stored, owner, publish));
+			send(this.acquisitions, LockScripts.undo(LockScripts.quoted(id), stored, owner, publish));
 		}
 	}
 
@@ -221,7 +221,7 @@ public final class RedisStore implements LockStore {
 	@Override
 	public int release(Release request) {
 		LockId id = request.id();
-		String lock = quoted(id);
+		String lock = LockScripts.quoted(id);
 		int count = 0;
 		for (List<Integer> group : this.layout.groups(id.keys())) {
 			List<String> stored = this.layout.stored(id.keys(), group);
@@ -257,7 +257,7 @@ public final class RedisStore implements LockStore {
 	public int check(LockId id, String owner) {
 		int held = 0;
 		for (List<Integer> group : this.layout.groups(id.keys())) {
-			Call call = LockScripts.check(quoted(id), this.layout.stored(id.keys(), group), owner);
+			Call call = LockScripts.check(LockScripts.quoted(id), this.layout.stored(id.keys(), group), owner);
 			Long count = this.commands.eval(call.script(), call.keys(), call.args(), call.what());
 			held += count.intValue();
 		}
@@ -288,10 +288,6 @@ public final class RedisStore implements LockStore {
 			this.acquisitions.close();
 		}
 		this.commands.close();
-	}
-
-	private static String quoted(LockId id) {
-		return "'" + id.display() + "'";
 	}
 
 	private static void send(LockCommands connection, Call call) {

@@ -7,19 +7,13 @@ import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lockstep.internal.engine.WakeUps.HandOffListener;
 import org.slf4j.Logger;
@@ -52,14 +46,11 @@ public final class ReleaseChannel implements AutoCloseable {
 	/** The pause before a failed subscription is tried again. */
 	static final long RETRY_MILLIS = 200;
 
-	private final AbstractRedisClient client;
-
 	private final Duration timeout;
 
-	private volatile BiConsumer<String, String> listener = (key, message) -> {
-	};
+	private final PubSubConnection connection;
 
-	private volatile HandOffListener handOffListener;
+	private final ChannelListeners listeners = new ChannelListeners();
 
 	/**
 	 * The client's own hand-off channels subscribed so far, each with the subscription
@@ -70,20 +61,32 @@ public final class ReleaseChannel implements AutoCloseable {
 	/** The key channels subscribed and not unsubscribed since. */
 	private final Set<String> keys = ConcurrentHashMap.newKeySet();
 
-	private volatile StatefulRedisPubSubConnection<byte[], byte[]> connection;
-
 	private volatile boolean refused;
 
 	private volatile boolean sharded;
 
-	private volatile boolean closed;
-
-	/** Held while the connection is opened or closed. */
-	private final ReentrantLock connecting = new ReentrantLock();
-
 	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
-		this.client = client;
 		this.timeout = timeout;
+		this.connection = new PubSubConnection(client, timeout, new PubSubConnection.Events() {
+
+			@Override
+			public void message(String channel, byte[] message) {
+				ReleaseChannel.this.listeners.deliver(channel, new String(message, StandardCharsets.UTF_8),
+						ReleaseChannel.this.own.containsKey(channel));
+			}
+
+			@Override
+			public void lost(String channel) {
+				again(channel, null);
+			}
+
+			@Override
+			public void connected() {
+				// keys subscribed while there was no connection yet
+				ReleaseChannel.this.keys.forEach(ReleaseChannel.this::send);
+			}
+
+		});
 	}
 
 	/**
@@ -95,40 +98,19 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	public void onRelease(Consumer<String> listener) {
-		this.listener = (key, message) -> listener.accept(key);
+		this.listeners.onRelease(listener);
 	}
 
 	/**
 	 * Like {@link #onRelease} but also told the message ({@code release.lua}'s ARGV[2]).
 	 */
 	public void onMessage(BiConsumer<String, String> listener) {
-		this.listener = listener;
+		this.listeners.onMessage(listener);
 	}
 
 	/** Told the hand-off messages, which then do not reach the release listener. */
 	public void onHandOff(HandOffListener listener) {
-		this.handOffListener = listener;
-	}
-
-	private void deliver(byte[] channel, byte[] message) {
-		String name = new String(channel, StandardCharsets.UTF_8);
-		String text = new String(message, StandardCharsets.UTF_8);
-		HandOffListener handOff = this.handOffListener;
-		if (handOff != null && text.startsWith("g:") && this.own.containsKey(name)) {
-			String[] parts = text.split(":", 5);
-			if (parts.length == 5) {
-				handOff.handedOff(parts[4], parts[1], Long.parseLong(parts[2]), Long.parseLong(parts[3]));
-			}
-			return;
-		}
-		this.listener.accept(name, text);
-	}
-
-	/**
-	 * A random id for a client's own channels (64 bits, hex): not a secret, only unique.
-	 */
-	public static String newClientId() {
-		return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+		this.listeners.onHandOff(listener);
 	}
 
 	/**
@@ -165,8 +147,8 @@ public final class ReleaseChannel implements AutoCloseable {
 	 * lost; waiters re-check periodically).
 	 */
 	public boolean hearsOwn(String channel) {
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		return current != null && current.isOpen() && !this.refused && !this.closed && confirmed(this.own.get(channel));
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection.current();
+		return current != null && current.isOpen() && !this.refused && confirmed(this.own.get(channel));
 	}
 
 	private static boolean confirmed(CompletableFuture<?> subscribed) {
@@ -179,16 +161,16 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	/** Whether {@link #subscribe} sends now (the connection is open and not refused). */
 	public boolean isConnected() {
-		return this.connection != null && !this.refused && !this.closed;
+		return this.connection.current() != null && !this.refused;
 	}
 
 	/** Opens the connection if needed; blocks at most the command timeout. */
 	public void prepare() {
-		if (this.refused || this.closed || this.connection != null) {
+		if (this.refused || this.connection.isClosed() || this.connection.current() != null) {
 			return;
 		}
 		try {
-			connection();
+			this.connection.open();
 		}
 		catch (RuntimeException ex) {
 			failed(ex);
@@ -209,15 +191,12 @@ public final class ReleaseChannel implements AutoCloseable {
 	 * {@value #RETRY_MILLIS} ms while the channel is still wanted.
 	 */
 	private CompletableFuture<?> send(String name) {
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current == null || this.refused || this.closed) {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection.current();
+		if (current == null || this.refused) {
 			return NOT_SENT;
 		}
 		try {
-			byte[] channel = name.getBytes(StandardCharsets.UTF_8);
-			CompletableFuture<?> subscribed = (this.sharded ? current.async().ssubscribe(channel)
-					: current.async().subscribe(channel))
-				.toCompletableFuture();
+			CompletableFuture<?> subscribed = PubSubConnection.subscribe(current, name, this.sharded);
 			subscribed.whenComplete((done, failure) -> {
 				if (failure != null && !failed(failure)) {
 					CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS).execute(() -> {
@@ -244,21 +223,20 @@ public final class ReleaseChannel implements AutoCloseable {
 	 * I/O thread after a loss.
 	 */
 	private void again(String name, CompletableFuture<?> failed) {
-		if (this.refused || this.closed) {
+		if (this.refused || this.connection.isClosed()) {
 			return;
 		}
+		logger.debug("Subscribing again to {} ({})", name, (failed != null) ? "failed" : "lost");
 		synchronized (this.own) {
 			CompletableFuture<?> current = this.own.get(name);
 			if (current != null) {
 				if (failed == null || current == failed) {
-					logger.debug("Subscribing again to {} ({})", name, (failed != null) ? "failed" : "lost");
 					subscribeOwnNow(name);
 				}
 				return;
 			}
 		}
 		if (this.keys.contains(name)) {
-			logger.debug("Subscribing again to {} ({})", name, (failed != null) ? "failed" : "lost");
 			send(name);
 		}
 	}
@@ -277,16 +255,10 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	public void unsubscribe(String key) {
 		this.keys.remove(key);
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current != null && !this.refused && !this.closed) {
+		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection.current();
+		if (current != null && !this.refused) {
 			try {
-				byte[] channel = key.getBytes(StandardCharsets.UTF_8);
-				if (this.sharded) {
-					current.async().sunsubscribe(channel);
-				}
-				else {
-					current.async().unsubscribe(channel);
-				}
+				PubSubConnection.unsubscribe(current, key, this.sharded);
 			}
 			catch (RuntimeException ex) {
 				failed(ex);
@@ -316,72 +288,9 @@ public final class ReleaseChannel implements AutoCloseable {
 		return refusal;
 	}
 
-	/**
-	 * Opens the connection once; callers meanwhile wait on a {@link ReentrantLock}, not a
-	 * monitor, so that a virtual thread waiting for Redis never pins its carrier.
-	 */
-	private StatefulRedisPubSubConnection<byte[], byte[]> connection() {
-		this.connecting.lock();
-		try {
-			return connect();
-		}
-		finally {
-			this.connecting.unlock();
-		}
-	}
-
-	/** Under {@link #connecting}. */
-	private StatefulRedisPubSubConnection<byte[], byte[]> connect() {
-		StatefulRedisPubSubConnection<byte[], byte[]> current = this.connection;
-		if (current == null && !this.closed) {
-			current = (this.client instanceof RedisClusterClient cluster)
-					? cluster.connectPubSub(ByteArrayCodec.INSTANCE)
-					: ((RedisClient) this.client).connectPubSub(ByteArrayCodec.INSTANCE);
-			current.setTimeout(this.timeout);
-			current.addListener(new RedisPubSubAdapter<>() {
-				@Override
-				public void message(byte[] channel, byte[] message) {
-					deliver(channel, message);
-				}
-
-				@Override
-				public void smessage(byte[] channel, byte[] message) {
-					deliver(channel, message);
-				}
-
-				@Override
-				public void unsubscribed(byte[] channel, long count) {
-					again(new String(channel, StandardCharsets.UTF_8), null);
-				}
-
-				@Override
-				public void sunsubscribed(byte[] channel, long count) {
-					again(new String(channel, StandardCharsets.UTF_8), null);
-				}
-			});
-			this.connection = current;
-			// keys subscribed while there was no connection yet
-			this.keys.forEach(this::send);
-		}
-		return current;
-	}
-
 	@Override
 	public void close() {
-		StatefulRedisPubSubConnection<byte[], byte[]> current;
-		this.connecting.lock();
-		try {
-			this.closed = true;
-			current = this.connection;
-			this.connection = null;
-		}
-		finally {
-			this.connecting.unlock();
-		}
-		// closing waits for the connection: outside the lock
-		if (current != null && current.isOpen()) {
-			current.close();
-		}
+		this.connection.close();
 	}
 
 }

@@ -36,7 +36,7 @@ class WaitersTests {
 	void aHandOffThatCameBeforeItsWaiterRegisteredIsTheWaitersOnceItRegisters() {
 		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
 		Heard heard = new Heard();
-		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
+		Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
 		assertThat(heard.events).containsExactly("handed off to owner-1: 42, 30000 ms");
 		// claimed once: a later waiter with the same token (never issued twice) gets none
 		this.waiters.unregister(waiter, true);
@@ -60,7 +60,7 @@ class WaitersTests {
 	@Test
 	void aHandOffGoesToTheWaiterThatAsksWithItsOwnerTokenNow() {
 		Heard heard = new Heard();
-		Waiters.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
+		Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
 		waiter.owner("owner-2");
 		this.waiters.handedOff("lockstep:job", "owner-1", 7, 1_000);
 		assertThat(heard.events).isEmpty();
@@ -73,12 +73,12 @@ class WaitersTests {
 		Heard multi = new Heard();
 		Heard single = new Heard();
 		Heard second = new Heard();
-		Waiters.Waiter first = this.waiters.register("lockstep:job", "owner-1", false, multi);
-		Waiters.Waiter one = this.waiters.register("lockstep:job", "owner-2", true, single);
-		Waiters.Waiter two = this.waiters.register("lockstep:job", "owner-3", true, second);
-		assertThat(first.isHead()).isTrue();
-		assertThat(one.isHead()).as("the first one-key waiter, behind a multi-key one").isTrue();
-		assertThat(two.isHead()).isFalse();
+		Waiter first = this.waiters.register("lockstep:job", "owner-1", false, multi);
+		Waiter one = this.waiters.register("lockstep:job", "owner-2", true, single);
+		Waiter two = this.waiters.register("lockstep:job", "owner-3", true, second);
+		assertThat(this.waiters.isHead(first)).isTrue();
+		assertThat(this.waiters.isHead(one)).as("the first one-key waiter, behind a multi-key one").isTrue();
+		assertThat(this.waiters.isHead(two)).isFalse();
 		this.waiters.unregister(one, true);
 		assertThat(second.events).containsExactly("promoted");
 		assertThat(multi.events).isEmpty();
@@ -88,7 +88,7 @@ class WaitersTests {
 	void aWokenWaiterThatLeavesWithoutTheLockPassesTheWakeUpOn() {
 		Heard first = new Heard();
 		Heard second = new Heard();
-		Waiters.Waiter head = this.waiters.register("lockstep:job", "owner-1", false, first);
+		Waiter head = this.waiters.register("lockstep:job", "owner-1", false, first);
 		this.waiters.register("lockstep:job", "owner-2", false, second);
 		this.waiters.released("lockstep:job");
 		assertThat(first.events).containsExactly("released");
@@ -97,7 +97,7 @@ class WaitersTests {
 	}
 
 	/** What a waiter heard, in order. */
-	private static final class Heard implements Waiters.Wake {
+	private static final class Heard implements Wake {
 
 		private final List<String> events = new ArrayList<>();
 

@@ -35,7 +35,7 @@ class LockCommandsTests {
 			List<WeakReference<Object>> replies = new ArrayList<>();
 			List<CompletableFuture<List<Long>>> pending = new ArrayList<>();
 			for (int i = 0; i < COMMANDS; i++) {
-				pending.add(commands.evalBounded(LockCommands.RENEW, List.of("lockstep:gone-" + i),
+				pending.add(commands.evalBounded(LockScripts.RENEW, List.of("lockstep:gone-" + i),
 						List.of("owner", "1000"), "renew"));
 			}
 			for (CompletableFuture<List<Long>> reply : pending) {
@@ -48,9 +48,9 @@ class LockCommandsTests {
 			});
 			long kept = replies.stream().filter((reply) -> reply.get() != null).count();
 			System.out.printf("%,d bounded commands (timeout 1 min) completed: %,d replies still reachable after GC, "
-					+ "%,d timeout tasks pending%n", COMMANDS, kept, LockCommands.pendingTimeouts());
+					+ "%,d timeout tasks pending%n", COMMANDS, kept, CommandTimeouts.pending());
 			assertThat(released).as("%d of %d replies still reachable", kept, COMMANDS).isTrue();
-			assertThat(LockCommands.pendingTimeouts()).as("timeout tasks pending").isZero();
+			assertThat(CommandTimeouts.pending()).as("timeout tasks pending").isZero();
 		}
 		finally {
 			client.shutdown();
