@@ -16,6 +16,7 @@ import io.lockstep.internal.engine.LockBackend;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.ReleaseChannel;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,7 +45,7 @@ final class ClusterBackend implements LockBackend {
 
 	private final String prefix;
 
-	private volatile String publish;
+	private volatile @Nullable String publish;
 
 	private final String clientId = ReleaseChannel.newClientId();
 
@@ -330,12 +331,13 @@ final class ClusterBackend implements LockBackend {
 		long[] granted = new long[renewals.size()];
 		java.util.Arrays.fill(granted, Long.MAX_VALUE);
 		List<CompletableFuture<Void>> calls = new ArrayList<>();
-		for (Integer slot : keys.keySet()) {
+		for (Integer slot : owners.keySet()) {
+			List<Integer> slotOwners = owners.get(slot);
 			calls.add(this.commands.<List<Long>>evalAsync(LockCommands.RENEW, keys.get(slot), args.get(slot))
 				.thenAccept((replies) -> {
 					synchronized (granted) {
 						for (int i = 0; i < replies.size(); i++) {
-							int r = owners.get(slot).get(i);
+							int r = slotOwners.get(i);
 							long reply = replies.get(i);
 							granted[r] = (reply == 0 || granted[r] == 0) ? 0 : Math.min(granted[r], reply);
 						}

@@ -4,6 +4,7 @@ import io.micrometer.common.KeyValues;
 
 import io.lockstep.observation.LockObservationDocumentation.HighCardinalityKeys;
 import io.lockstep.observation.LockObservationDocumentation.LowCardinalityKeys;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome} (once
@@ -18,7 +19,7 @@ public class DefaultLockObservationConvention implements LockObservationConventi
 	 * {@code lockstep.held}).
 	 */
 	@Override
-	public String getName() {
+	public @Nullable String getName() {
 		return null;
 	}
 

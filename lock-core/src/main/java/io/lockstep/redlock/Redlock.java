@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -16,6 +17,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lockstep.internal.redis.RedisBackendFactory;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redis.RedisLockTemplateBuilder;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,9 +75,11 @@ public final class Redlock {
 
 	private static final Logger logger = LoggerFactory.getLogger(Redlock.class);
 
-	private final List<RedisURI> uris;
+	/** The nodes' URIs, when Lockstep creates the clients; else {@code null}. */
+	private final @Nullable List<RedisURI> uris;
 
-	private final List<RedisClient> clients;
+	/** The user's clients, when they are given; else {@code null}. */
+	private final @Nullable List<RedisClient> clients;
 
 	private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
 
@@ -83,7 +87,7 @@ public final class Redlock {
 
 	private boolean requirePersistence = true;
 
-	private Redlock(List<RedisURI> uris, List<RedisClient> clients) {
+	private Redlock(@Nullable List<RedisURI> uris, @Nullable List<RedisClient> clients) {
 		this.uris = uris;
 		this.clients = clients;
 	}
@@ -160,11 +164,17 @@ public final class Redlock {
 	/** A template builder on these nodes with these settings. */
 	public RedisLockTemplateBuilder builder() {
 		Settings settings = new Settings(this.clockDriftFactor, this.nodeTimeout, this.requirePersistence);
-		List<RedisURI> uris = this.uris;
 		List<RedisClient> clients = this.clients;
-		RedisBackendFactory factory = (clients != null) ? (timeout, prefix) -> new RedlockBackend(names(clients.size()),
-				clients, timeout, prefix, settings, () -> {
-				}) : (timeout, prefix) -> owned(uris, timeout, prefix, settings);
+		RedisBackendFactory factory;
+		if (clients != null) {
+			factory = (timeout, prefix) -> new RedlockBackend(names(clients.size()), clients, timeout, prefix, settings,
+					() -> {
+					});
+		}
+		else {
+			List<RedisURI> uris = Objects.requireNonNull(this.uris, "Redlock has neither clients nor URIs");
+			factory = (timeout, prefix) -> owned(uris, timeout, prefix, settings);
+		}
 		return RedisLockTemplate.builder(factory);
 	}
 
