@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A read-only view of the locks of one lock client (the {@link LockTemplate} bean and its
  * copies), as the Actuator endpoint and the health indicator show it.
@@ -43,7 +45,7 @@ public interface LockMonitor {
 	boolean renewalsFailing();
 
 	/** The latest renewal failure, or {@code null}. */
-	String lastRenewalFailure();
+	@Nullable String lastRenewalFailure();
 
 	/** Whether locks exclude other processes ({@code false} for JVM-local locks). */
 	boolean isDistributed();

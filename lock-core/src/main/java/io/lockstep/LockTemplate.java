@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Runs work under distributed locks. Keys are plain strings; the Redis key is
  * {@code <key-prefix><name>:<key>} for a {@link #named(String) named} template, else
@@ -34,20 +36,20 @@ public interface LockTemplate {
 	 * @throws LockKeyException if the key is {@code null}, empty or too long
 	 * @throws LockException if Redis cannot be reached; the callback does not run
 	 */
-	<T> T execute(String key, LockCallback<T> callback);
+	<T extends @Nullable Object> T execute(String key, LockCallback<T> callback);
 
 	/**
 	 * Runs the callback holding every key, acquired all or nothing; see
 	 * {@link #execute(String, LockCallback)}.
 	 */
-	<T> T executeAll(Collection<String> keys, LockCallback<T> callback);
+	<T extends @Nullable Object> T executeAll(Collection<String> keys, LockCallback<T> callback);
 
 	/**
 	 * Runs the callback if the lock is free now, without waiting.
 	 * @return the callback's result, or empty when another owner holds the lock (also
 	 * when the callback returned {@code null})
 	 */
-	<T> Optional<T> tryExecute(String key, LockCallback<T> callback);
+	<T> Optional<T> tryExecute(String key, LockCallback<@Nullable T> callback);
 
 	/**
 	 * Acquires the lock, waiting up to the wait time; close the handle to release it.

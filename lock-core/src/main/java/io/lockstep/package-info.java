@@ -3,4 +3,7 @@
  * {@link io.lockstep.LockHandle}, {@link io.lockstep.DistributedLock} and the exceptions
  * they throw.
  */
+@NullMarked
 package io.lockstep;
+
+import org.jspecify.annotations.NullMarked;

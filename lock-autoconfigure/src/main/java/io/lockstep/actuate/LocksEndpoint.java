@@ -7,6 +7,7 @@ import java.util.Optional;
 import io.lockstep.LockInfo;
 import io.lockstep.LockMonitor;
 import io.lockstep.internal.DurationFormat;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -90,7 +91,7 @@ public class LocksEndpoint {
 	 * @param leaseRemaining its remaining lease in Redis, e.g. {@code 27.4s}, or
 	 * {@code null} when not held
 	 */
-	public record KeyState(String key, boolean locked, String leaseRemaining) {
+	public record KeyState(String key, boolean locked, @Nullable String leaseRemaining) {
 	}
 
 }

@@ -1,6 +1,7 @@
 package io.lockstep.actuate;
 
 import java.time.Duration;
+import java.util.Objects;
 
 import io.lockstep.LockException;
 import io.lockstep.LockMonitor;
@@ -42,9 +43,10 @@ public class LockstepHealthIndicator extends AbstractHealthIndicator {
 			.withDetail("releaseFailures", this.locks.releaseFailures())
 			.withDetail("distributed", this.locks.isDistributed());
 		if (this.locks.renewalsFailing()) {
-			builder.withDetail("renewals", "failing").withDetail("lastFailure", this.locks.lastRenewalFailure());
+			String lastFailure = Objects.requireNonNullElse(this.locks.lastRenewalFailure(), "unknown");
+			builder.withDetail("renewals", "failing").withDetail("lastFailure", lastFailure);
 			if (reason == null) {
-				reason = "lease renewals are failing: " + this.locks.lastRenewalFailure();
+				reason = "lease renewals are failing: " + lastFailure;
 			}
 		}
 		else {

@@ -10,6 +10,7 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
@@ -41,20 +42,23 @@ final class ConnectionDetailsLettuce {
 	}
 
 	static LettuceConnectionFactory connectionFactory(DataRedisConnectionDetails details,
-			DataRedisProperties properties) {
-		if (details.getSentinel() == null && details.getCluster() == null && details.getMasterReplica() != null) {
+			@Nullable DataRedisProperties properties) {
+		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
+		DataRedisConnectionDetails.Cluster cluster = details.getCluster();
+		DataRedisConnectionDetails.MasterReplica masterReplica = details.getMasterReplica();
+		if (sentinel == null && cluster == null && masterReplica != null) {
 			throw new IllegalStateException("Lockstep locks on the one master of a deployment and cannot tell it "
 					+ "among the static master/replica nodes of spring.data.redis.masterreplica.nodes "
-					+ nodes(details.getMasterReplica().getNodes())
+					+ nodes(masterReplica.getNodes())
 					+ ": point spring.data.redis.host/port (or a DataRedisConnectionDetails bean) at the master, "
 					+ "or use Sentinel");
 		}
-		LettuceClientConfiguration client = clientConfiguration(details, properties);
-		if (details.getSentinel() != null) {
-			return new LettuceConnectionFactory(sentinel(details), client);
+		LettuceClientConfiguration client = clientConfiguration(details, cluster != null, properties);
+		if (sentinel != null) {
+			return new LettuceConnectionFactory(sentinel(details, sentinel), client);
 		}
-		if (details.getCluster() != null) {
-			return new LettuceConnectionFactory(cluster(details), client);
+		if (cluster != null) {
+			return new LettuceConnectionFactory(cluster(details, cluster), client);
 		}
 		return new LettuceConnectionFactory(standalone(details), client);
 	}
@@ -62,19 +66,27 @@ final class ConnectionDetailsLettuce {
 	/** Where the client connects, for the log. */
 	static String describe(DataRedisConnectionDetails details) {
 		String ssl = (details.getSslBundle() != null) ? " over TLS" : "";
-		if (details.getSentinel() != null) {
-			return "master '" + details.getSentinel().getMaster() + "' of the Sentinels "
-					+ nodes(details.getSentinel().getNodes()) + ssl;
+		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
+		if (sentinel != null) {
+			return "master '" + sentinel.getMaster() + "' of the Sentinels " + nodes(sentinel.getNodes()) + ssl;
 		}
-		if (details.getCluster() != null) {
-			return "the Redis Cluster of " + nodes(details.getCluster().getNodes()) + ssl;
+		DataRedisConnectionDetails.Cluster cluster = details.getCluster();
+		if (cluster != null) {
+			return "the Redis Cluster of " + nodes(cluster.getNodes()) + ssl;
 		}
 		DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
+		if (standalone == null) {
+			return "nowhere (the connection details name no server)";
+		}
 		return standalone.getHost() + ":" + standalone.getPort() + " (database " + standalone.getDatabase() + ")" + ssl;
 	}
 
 	private static RedisStandaloneConfiguration standalone(DataRedisConnectionDetails details) {
 		DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
+		if (standalone == null) {
+			throw new IllegalStateException("Lockstep cannot open its Lettuce client: the DataRedisConnectionDetails "
+					+ "bean (" + details.getClass().getName() + ") names no standalone server, Sentinel or Cluster");
+		}
 		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(standalone.getHost(),
 				standalone.getPort());
 		configuration.setDatabase(standalone.getDatabase());
@@ -83,8 +95,8 @@ final class ConnectionDetailsLettuce {
 		return configuration;
 	}
 
-	private static RedisSentinelConfiguration sentinel(DataRedisConnectionDetails details) {
-		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
+	private static RedisSentinelConfiguration sentinel(DataRedisConnectionDetails details,
+			DataRedisConnectionDetails.Sentinel sentinel) {
 		RedisSentinelConfiguration configuration = new RedisSentinelConfiguration();
 		configuration.master(sentinel.getMaster());
 		configuration.setSentinels(redisNodes(sentinel.getNodes()));
@@ -96,19 +108,19 @@ final class ConnectionDetailsLettuce {
 		return configuration;
 	}
 
-	private static RedisClusterConfiguration cluster(DataRedisConnectionDetails details) {
+	private static RedisClusterConfiguration cluster(DataRedisConnectionDetails details,
+			DataRedisConnectionDetails.Cluster cluster) {
 		RedisClusterConfiguration configuration = new RedisClusterConfiguration();
-		configuration.setClusterNodes(redisNodes(details.getCluster().getNodes()));
+		configuration.setClusterNodes(redisNodes(cluster.getNodes()));
 		configuration.setUsername(details.getUsername());
 		configuration.setPassword(RedisPassword.of(details.getPassword()));
 		return configuration;
 	}
 
-	private static LettuceClientConfiguration clientConfiguration(DataRedisConnectionDetails details,
-			DataRedisProperties properties) {
+	private static LettuceClientConfiguration clientConfiguration(DataRedisConnectionDetails details, boolean cluster,
+			@Nullable DataRedisProperties properties) {
 		LettuceClientConfiguration.LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
-		ClientOptions.Builder options = (details.getCluster() != null) ? clusterOptions(properties)
-				: ClientOptions.builder();
+		ClientOptions.Builder options = cluster ? clusterOptions(properties) : ClientOptions.builder();
 		SslBundle bundle = details.getSslBundle();
 		if (bundle != null) {
 			builder.useSsl();
@@ -133,7 +145,7 @@ final class ConnectionDetailsLettuce {
 		return builder.clientOptions(options.build()).build();
 	}
 
-	private static ClientOptions.Builder clusterOptions(DataRedisProperties properties) {
+	private static ClientOptions.Builder clusterOptions(@Nullable DataRedisProperties properties) {
 		ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder();
 		if (properties != null) {
 			DataRedisProperties.Lettuce.Cluster.Refresh settings = properties.getLettuce().getCluster().getRefresh();

@@ -7,7 +7,7 @@ import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
 import io.lockstep.interceptor.DistributedLockAdvisor;
 import io.lockstep.interceptor.HeldLocksTransactionListener;
-import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
+import io.lockstep.LockTemplateBuilder;
 import io.lockstep.local.LocalLockTemplate;
 import io.lockstep.observation.LockObservationConvention;
 import io.lockstep.redis.RedisLockTemplate;
@@ -167,7 +167,7 @@ public final class LockstepAutoConfiguration {
 
 	}
 
-	private static void configure(AbstractLockTemplateBuilder<?, ?> builder, LockstepProperties properties,
+	private static void configure(LockTemplateBuilder<?, ?> builder, LockstepProperties properties,
 			ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners, Environment environment) {
 		// spring.threads.virtual.enabled (JDK 21+): the threads Lockstep starts for work
 		// that may block run as virtual threads; its timers and watchdog stay platform

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.lockstep.interceptor.DistributedLockAdvisor;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -46,7 +47,7 @@ public class LockstepProperties {
 	 * Hard cap on renewal: no lease is renewed past this time after acquisition. None by
 	 * default.
 	 */
-	private Duration maxHoldTime;
+	private @Nullable Duration maxHoldTime;
 
 	/**
 	 * What to do when the lease of a held lock is lost, in addition to the LockLostEvent,
@@ -104,11 +105,11 @@ public class LockstepProperties {
 		this.aspectOrder = aspectOrder;
 	}
 
-	public Duration getMaxHoldTime() {
+	public @Nullable Duration getMaxHoldTime() {
 		return this.maxHoldTime;
 	}
 
-	public void setMaxHoldTime(Duration maxHoldTime) {
+	public void setMaxHoldTime(@Nullable Duration maxHoldTime) {
 		this.maxHoldTime = maxHoldTime;
 	}
 
@@ -158,39 +159,39 @@ public class LockstepProperties {
 		/**
 		 * Time to wait for this lock; lockstep.wait-time when not set.
 		 */
-		private Duration waitTime;
+		private @Nullable Duration waitTime;
 
 		/**
 		 * Watchdog lease of this lock; lockstep.lease-time when not set.
 		 */
-		private Duration leaseTime;
+		private @Nullable Duration leaseTime;
 
 		/**
 		 * Time after acquisition for which this lock stays taken when released earlier.
 		 */
-		private Duration minHoldTime;
+		private @Nullable Duration minHoldTime;
 
-		public Duration getWaitTime() {
+		public @Nullable Duration getWaitTime() {
 			return this.waitTime;
 		}
 
-		public void setWaitTime(Duration waitTime) {
+		public void setWaitTime(@Nullable Duration waitTime) {
 			this.waitTime = waitTime;
 		}
 
-		public Duration getLeaseTime() {
+		public @Nullable Duration getLeaseTime() {
 			return this.leaseTime;
 		}
 
-		public void setLeaseTime(Duration leaseTime) {
+		public void setLeaseTime(@Nullable Duration leaseTime) {
 			this.leaseTime = leaseTime;
 		}
 
-		public Duration getMinHoldTime() {
+		public @Nullable Duration getMinHoldTime() {
 			return this.minHoldTime;
 		}
 
-		public void setMinHoldTime(Duration minHoldTime) {
+		public void setMinHoldTime(@Nullable Duration minHoldTime) {
 			this.minHoldTime = minHoldTime;
 		}
 

@@ -2,6 +2,7 @@ package io.lockstep.autoconfigure;
 
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redis.RedisLockTemplateBuilder;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,7 @@ final class LockstepRedisClient implements AutoCloseable {
 	 * the Cluster topology refresh of an own client; may be {@code null}
 	 */
 	static LockstepRedisClient of(RedisConnectionFactory applicationFactory,
-			ObjectProvider<DataRedisConnectionDetails> details, DataRedisProperties properties) {
+			ObjectProvider<DataRedisConnectionDetails> details, @Nullable DataRedisProperties properties) {
 		if (applicationFactory instanceof LettuceConnectionFactory lettuce) {
 			return new LockstepRedisClient(lettuce, false);
 		}

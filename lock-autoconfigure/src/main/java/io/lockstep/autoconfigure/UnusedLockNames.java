@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.lockstep.DistributedLock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class UnusedLockNames implements ApplicationListener<ContextRefreshedEvent
 
 	private final LockstepProperties properties;
 
-	private ApplicationContext applicationContext;
+	private @Nullable ApplicationContext applicationContext;
 
 	UnusedLockNames(LockstepProperties properties) {
 		this.properties = properties;
@@ -78,7 +79,7 @@ final class UnusedLockNames implements ApplicationListener<ContextRefreshedEvent
 		return names;
 	}
 
-	private static Class<?> beanClass(ConfigurableListableBeanFactory beanFactory, String name) {
+	private static @Nullable Class<?> beanClass(ConfigurableListableBeanFactory beanFactory, String name) {
 		if (beanFactory.getBeanDefinition(name).isAbstract()) {
 			return null;
 		}

@@ -311,6 +311,24 @@ class RedisClientsTests {
 				.hasMessageContaining("DataRedisConnectionDetails"));
 	}
 
+	@Test
+	void failsStartUpNamingConnectionDetailsThatNameNoServer() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
+			.withBean(RedisConnectionFactory.class, () -> new JedisConnectionFactory())
+			.withBean(DataRedisConnectionDetails.class, NoServerConnectionDetails::new)
+			.run((context) -> assertThat(context).hasFailed()
+				.getFailure()
+				.rootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.hasMessageContaining(NoServerConnectionDetails.class.getName())
+				.hasMessageContaining("names no standalone server, Sentinel or Cluster"));
+	}
+
+	/** Connection details of the application's own that leave every server out. */
+	static class NoServerConnectionDetails implements DataRedisConnectionDetails {
+
+	}
+
 	/**
 	 * Takes a lock through the context's {@link LockTemplate} and checks its key on the
 	 * given server while it is held and after; the application's own template works

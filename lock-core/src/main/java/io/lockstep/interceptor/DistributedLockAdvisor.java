@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import io.lockstep.DistributedLock;
 import io.lockstep.LockTemplate;
 import org.aopalliance.aop.Advice;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.ClassFilter;
 import org.springframework.aop.Pointcut;
@@ -60,7 +61,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 
 	private final transient Pointcut pointcut = new LockPointcut();
 
-	private transient ConfigurableListableBeanFactory beanFactory;
+	private transient @Nullable ConfigurableListableBeanFactory beanFactory;
 
 	/**
 	 * Creates the advisor.
@@ -102,12 +103,13 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
-		if (this.beanFactory == null) {
+		ConfigurableListableBeanFactory beanFactory = this.beanFactory;
+		if (beanFactory == null) {
 			return;
 		}
 		Set<Class<?>> checked = new HashSet<>();
-		for (String name : this.beanFactory.getBeanDefinitionNames()) {
-			Class<?> type = beanClass(name);
+		for (String name : beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = beanClass(beanFactory, name);
 			if (type != null && checked.add(type) && AnnotationUtils.isCandidateClass(type, DistributedLock.class)) {
 				ReflectionUtils.doWithMethods(type, (method) -> check(method, type), LockOperationSource::isAnnotated);
 			}
@@ -127,15 +129,15 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 		}
 	}
 
-	private Class<?> beanClass(String name) {
-		if (this.beanFactory.getBeanDefinition(name).isAbstract()) {
+	private static @Nullable Class<?> beanClass(ConfigurableListableBeanFactory beanFactory, String name) {
+		if (beanFactory.getBeanDefinition(name).isAbstract()) {
 			return null;
 		}
-		if (this.beanFactory.containsSingleton(name)) {
-			Object bean = this.beanFactory.getSingleton(name);
+		if (beanFactory.containsSingleton(name)) {
+			Object bean = beanFactory.getSingleton(name);
 			return (bean != null) ? AopProxyUtils.ultimateTargetClass(bean) : null;
 		}
-		Class<?> type = this.beanFactory.getType(name, false);
+		Class<?> type = beanFactory.getType(name, false);
 		return (type != null && !Proxy.isProxyClass(type)) ? ClassUtils.getUserClass(type) : null;
 	}
 
@@ -154,7 +156,7 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 		}
 
 		@Override
-		public boolean matches(Method method, Class<?> targetClass) {
+		public boolean matches(Method method, @Nullable Class<?> targetClass) {
 			return DistributedLockAdvisor.this.operations.get(method, targetClass) != null;
 		}
 

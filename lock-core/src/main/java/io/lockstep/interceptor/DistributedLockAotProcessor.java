@@ -11,6 +11,7 @@ import java.util.function.Function;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.OnLocked;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +46,7 @@ final class DistributedLockAotProcessor implements BeanRegistrationAotProcessor 
 	private static final Logger logger = LoggerFactory.getLogger(DistributedLockAotProcessor.class);
 
 	@Override
-	public BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
+	public @Nullable BeanRegistrationAotContribution processAheadOfTime(RegisteredBean registeredBean) {
 		Class<?> type = ClassUtils.getUserClass(registeredBean.getBeanClass());
 		if (!AnnotationUtils.isCandidateClass(type, DistributedLock.class)) {
 			return null;
@@ -55,7 +56,7 @@ final class DistributedLockAotProcessor implements BeanRegistrationAotProcessor 
 		if (annotated.isEmpty()) {
 			return null;
 		}
-		Function<String, Class<?>> beanTypes = beanTypes(registeredBean.getBeanFactory());
+		Function<String, @Nullable Class<?>> beanTypes = beanTypes(registeredBean.getBeanFactory());
 		return (generationContext, code) -> {
 			ReflectionHints hints = generationContext.getRuntimeHints().reflection();
 			hints.registerType(type);
@@ -67,10 +68,13 @@ final class DistributedLockAotProcessor implements BeanRegistrationAotProcessor 
 	}
 
 	private static void register(ReflectionHints hints, LockKeyExpressions expressions, Method specific, Method method,
-			Class<?> type, Function<String, Class<?>> beanTypes) {
+			Class<?> type, Function<String, @Nullable Class<?>> beanTypes) {
 		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
 		if (annotation == null) {
 			annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+		}
+		if (annotation == null) {
+			return;
 		}
 		try {
 			SpelExpression key = (SpelExpression) expressions.parse(annotation.key(), specific, type);
@@ -101,7 +105,7 @@ final class DistributedLockAotProcessor implements BeanRegistrationAotProcessor 
 		}
 	}
 
-	private static Function<String, Class<?>> beanTypes(BeanFactory beanFactory) {
+	private static Function<String, @Nullable Class<?>> beanTypes(BeanFactory beanFactory) {
 		return (name) -> {
 			try {
 				return beanFactory.getType(name, false);

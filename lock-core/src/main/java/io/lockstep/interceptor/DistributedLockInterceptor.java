@@ -15,6 +15,7 @@ import io.lockstep.internal.CallContext;
 import io.lockstep.internal.transaction.LockRelease;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 
@@ -38,7 +39,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	@Override
-	public Object invoke(MethodInvocation invocation) throws Throwable {
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
 		Object target = invocation.getThis();
 		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : null;
 		LockOperation operation = this.operations.get(invocation.getMethod(), targetClass);
@@ -62,7 +63,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		return operation.async() ? proceedAsync(invocation, release) : proceed(invocation, release);
 	}
 
-	private Object proceed(MethodInvocation invocation, LockRelease release) throws Throwable {
+	private @Nullable Object proceed(MethodInvocation invocation, LockRelease release) throws Throwable {
 		Throwable failure = null;
 		try {
 			return invocation.proceed();
@@ -76,7 +77,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		}
 	}
 
-	private Object proceedAsync(MethodInvocation invocation, LockRelease release) throws Throwable {
+	private @Nullable Object proceedAsync(MethodInvocation invocation, LockRelease release) throws Throwable {
 		Object result;
 		try {
 			result = invocation.proceed();

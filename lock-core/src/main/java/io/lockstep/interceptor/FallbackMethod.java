@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 import io.lockstep.LockAcquisitionException;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
@@ -89,8 +90,8 @@ final class FallbackMethod {
 	 * Calls the fallback; a {@code suspend fun} through Spring's coroutine support, which
 	 * returns its call as a {@code Mono}.
 	 */
-	Object invoke(Object target, Object[] args, LockAcquisitionException ex) throws Throwable {
-		Object[] arguments = args;
+	@Nullable Object invoke(@Nullable Object target, @Nullable Object[] args, LockAcquisitionException ex) throws Throwable {
+		@Nullable Object[] arguments = args;
 		if (this.exceptionIndex >= 0) {
 			arguments = new Object[args.length + 1];
 			System.arraycopy(args, 0, arguments, 0, this.exceptionIndex);

@@ -3,6 +3,7 @@ package io.lockstep.interceptor;
 import java.util.List;
 
 import io.lockstep.internal.CallContext;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.transaction.ConfigurableTransactionManager;
@@ -37,7 +38,7 @@ public final class HeldLocksTransactionListener implements TransactionExecutionL
 	}
 
 	@Override
-	public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
+	public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
 		if (beginFailure != null || !TransactionSynchronizationManager.isSynchronizationActive()) {
 			return;
 		}

@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.ReflectionHints;
 import org.springframework.core.DefaultParameterNameDiscoverer;
@@ -56,10 +58,10 @@ final class KeyExpressionHints {
 
 	private final Map<String, ResolvableType> variables = new HashMap<>();
 
-	private final Function<String, Class<?>> beanTypes;
+	private final Function<String, @Nullable Class<?>> beanTypes;
 
 	private KeyExpressionHints(ReflectionHints hints, Method method, Class<?> targetClass,
-			Function<String, Class<?>> beanTypes) {
+			Function<String, @Nullable Class<?>> beanTypes) {
 		this.hints = hints;
 		this.beanTypes = beanTypes;
 		String[] names = new DefaultParameterNameDiscoverer().getParameterNames(method);
@@ -75,10 +77,11 @@ final class KeyExpressionHints {
 
 	/**
 	 * Registers the hints of the parsed expression (its AST) of the method.
-	 * @param beanTypes the type of a bean by name ({@code @name}), or {@code null}
+	 * @param beanTypes the type of a bean by name ({@code @name}), or {@code null} when
+	 * it is not known
 	 */
 	static void register(ReflectionHints hints, SpelNode ast, Method method, Class<?> targetClass,
-			Function<String, Class<?>> beanTypes) {
+			Function<String, @Nullable Class<?>> beanTypes) {
 		new KeyExpressionHints(hints, method, targetClass, beanTypes).walk(ast, ROOT, ROOT);
 	}
 
@@ -131,7 +134,7 @@ final class KeyExpressionHints {
 			return (ast.startsWith("^[") || ast.startsWith("$[")) ? element : active;
 		}
 		if (node instanceof BeanReference bean) {
-			Class<?> type = (this.beanTypes != null) ? this.beanTypes.apply(bean.getName()) : null;
+			Class<?> type = this.beanTypes.apply(bean.getName());
 			return (type != null) ? ResolvableType.forClass(ClassUtils.getUserClass(type)) : NONE;
 		}
 		if (node instanceof Literal literal) {
@@ -163,9 +166,10 @@ final class KeyExpressionHints {
 		Class<?> type = active.resolve();
 		if (type != null && !type.isArray() && !Map.class.isAssignableFrom(type)
 				&& !Collection.class.isAssignableFrom(type) && type != String.class
-				&& index instanceof StringLiteral name) {
+				&& index instanceof StringLiteral literal
+				&& literal.getLiteralValue().getValue() instanceof String name) {
 			// ['name'] on an object reads the property 'name'
-			return property(active, (String) name.getLiteralValue().getValue());
+			return property(active, name);
 		}
 		if (!(index instanceof PropertyOrFieldReference && type != null && Map.class.isAssignableFrom(type))) {
 			// a map's [name] is the key 'name', not a property read
@@ -229,7 +233,7 @@ final class KeyExpressionHints {
 	}
 
 	/** {@code getName()}, {@code isName()} (boolean) or {@code name()} (a record's). */
-	private static Method getter(Class<?> type, String name) {
+	private static @Nullable Method getter(Class<?> type, String name) {
 		Set<String> suffixes = new LinkedHashSet<>();
 		suffixes.add(StringUtils.capitalize(name));
 		if (name.length() > 1 && Character.isUpperCase(name.charAt(1))) {
@@ -269,7 +273,8 @@ final class KeyExpressionHints {
 				count++;
 			}
 		}
-		return (count == 1) ? ResolvableType.forMethodParameter(new MethodParameter(found, -1), owner) : NONE;
+		return (count == 1 && found != null) ? ResolvableType.forMethodParameter(new MethodParameter(found, -1), owner)
+				: NONE;
 	}
 
 	/**

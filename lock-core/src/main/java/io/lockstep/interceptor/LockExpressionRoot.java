@@ -2,6 +2,8 @@ package io.lockstep.interceptor;
 
 import java.lang.reflect.Method;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root object of a key expression: {@code #root.method}, {@code #root.methodName},
  * {@code #root.args}, {@code #root.target}, {@code #root.targetClass}.
@@ -10,13 +12,14 @@ final class LockExpressionRoot {
 
 	private final Method method;
 
-	private final Object[] args;
+	private final @Nullable Object[] args;
 
-	private final Object target;
+	private final @Nullable Object target;
 
-	private final Class<?> targetClass;
+	private final @Nullable Class<?> targetClass;
 
-	LockExpressionRoot(Method method, Object[] args, Object target, Class<?> targetClass) {
+	LockExpressionRoot(Method method, @Nullable Object[] args, @Nullable Object target,
+			@Nullable Class<?> targetClass) {
 		this.method = method;
 		this.args = args;
 		this.target = target;
@@ -31,15 +34,15 @@ final class LockExpressionRoot {
 		return this.method.getName();
 	}
 
-	public Object[] getArgs() {
+	public @Nullable Object[] getArgs() {
 		return this.args;
 	}
 
-	public Object getTarget() {
+	public @Nullable Object getTarget() {
 		return this.target;
 	}
 
-	public Class<?> getTargetClass() {
+	public @Nullable Class<?> getTargetClass() {
 		return this.targetClass;
 	}
 

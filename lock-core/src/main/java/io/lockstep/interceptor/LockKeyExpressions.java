@@ -7,6 +7,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -73,7 +75,7 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 
 	private final Map<ExpressionKey, Expression> cache = new ConcurrentHashMap<>(64);
 
-	private volatile BeanResolver beanResolver;
+	private volatile @Nullable BeanResolver beanResolver;
 
 	void setBeanFactory(BeanFactory beanFactory) {
 		this.beanResolver = new BeanFactoryResolver(beanFactory);
@@ -142,7 +144,8 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 	}
 
 	/** Evaluates a parsed expression for one call. */
-	Object evaluate(Expression expression, Method method, Object[] args, Object target, Class<?> targetClass) {
+	@Nullable Object evaluate(Expression expression, Method method, @Nullable Object[] args, @Nullable Object target,
+			@Nullable Class<?> targetClass) {
 		LockExpressionRoot root = new LockExpressionRoot(method, args, target, targetClass);
 		MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(root, method, args,
 				getParameterNameDiscoverer());
@@ -150,8 +153,9 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 		context.setConstructorResolvers(List.of());
 		context.setMethodResolvers(List.of(DataBindingMethodResolver.forInstanceMethodInvocation()));
 		context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
-		if (this.beanResolver != null) {
-			context.setBeanResolver(this.beanResolver);
+		BeanResolver beanResolver = this.beanResolver;
+		if (beanResolver != null) {
+			context.setBeanResolver(beanResolver);
 		}
 		return expression.getValue(context);
 	}
@@ -201,7 +205,7 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 	}
 
 	/** The method or property a node reads by name, also as {@code ['name']}. */
-	private static String member(SpelNode node) {
+	private static @Nullable String member(SpelNode node) {
 		if (node instanceof MethodReference method) {
 			return method.getName();
 		}

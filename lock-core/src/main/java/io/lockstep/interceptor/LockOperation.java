@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockKeyException;
 import io.lockstep.OnLocked;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
@@ -31,7 +32,7 @@ final class LockOperation {
 
 	private final LockKeyExpressions expressions;
 
-	private final String name;
+	private final @Nullable String name;
 
 	private final Timing timing;
 
@@ -39,13 +40,13 @@ final class LockOperation {
 
 	private final OnLocked onLocked;
 
-	private final Supplier<Object> skipResult;
+	private final @Nullable Supplier<@Nullable Object> skipResult;
 
-	private final FallbackMethod fallback;
+	private final @Nullable FallbackMethod fallback;
 
 	LockOperation(String description, Method method, String keyText, Expression key, LockKeyExpressions expressions,
-			String name, Timing timing, ReturnKind returnKind, OnLocked onLocked, Supplier<Object> skipResult,
-			FallbackMethod fallback) {
+			@Nullable String name, Timing timing, ReturnKind returnKind, OnLocked onLocked,
+			@Nullable Supplier<@Nullable Object> skipResult, @Nullable FallbackMethod fallback) {
 		this.description = description;
 		this.method = method;
 		this.keyText = keyText;
@@ -65,7 +66,7 @@ final class LockOperation {
 	}
 
 	/** The lock name, or {@code null}. */
-	String name() {
+	@Nullable String name() {
 		return this.name;
 	}
 
@@ -79,17 +80,17 @@ final class LockOperation {
 	}
 
 	/** The wait time set on the annotation, or {@code null}. */
-	Duration waitTime() {
+	@Nullable Duration waitTime() {
 		return this.timing.waitTime();
 	}
 
 	/** The fixed lease set on the annotation, or {@code null} for the watchdog. */
-	Duration leaseTime() {
+	@Nullable Duration leaseTime() {
 		return this.timing.leaseTime();
 	}
 
 	/** The minimum hold set on the annotation, or {@code null}. */
-	Duration minHoldTime() {
+	@Nullable Duration minHoldTime() {
 		return this.timing.minHoldTime();
 	}
 
@@ -113,7 +114,7 @@ final class LockOperation {
 	 * @throws LockKeyException if it evaluates to {@code null}, an empty string or an
 	 * empty collection, or fails
 	 */
-	List<String> keys(Object[] args, Object target, Class<?> targetClass) {
+	List<String> keys(@Nullable Object[] args, @Nullable Object target, @Nullable Class<?> targetClass) {
 		Object value;
 		try {
 			value = this.expressions.evaluate(this.key, this.method, args, target, targetClass);
@@ -138,17 +139,18 @@ final class LockOperation {
 	}
 
 	/** Runs the fallback, skips, or throws, for a lock not acquired. */
-	Object notAcquired(Object target, Object[] args, LockAcquisitionException ex) throws Throwable {
+	@Nullable Object notAcquired(@Nullable Object target, @Nullable Object[] args, LockAcquisitionException ex) throws Throwable {
 		if (this.fallback != null) {
 			return this.fallback.invoke(target, args, ex);
 		}
-		if (this.onLocked == OnLocked.SKIP) {
+		// set for SKIP unless the method is reactive (whose skip is an empty stream)
+		if (this.onLocked == OnLocked.SKIP && this.skipResult != null) {
 			return this.skipResult.get();
 		}
 		throw ex;
 	}
 
-	private String single(Object value, String what) {
+	private String single(@Nullable Object value, String what) {
 		if (value == null) {
 			throw invalidKey(what + "null");
 		}
@@ -175,7 +177,7 @@ final class LockOperation {
 	 * @param leaseTime the fixed lease
 	 * @param minHoldTime the minimum hold
 	 */
-	record Timing(Duration waitTime, Duration leaseTime, Duration minHoldTime) {
+	record Timing(@Nullable Duration waitTime, @Nullable Duration leaseTime, @Nullable Duration minHoldTime) {
 	}
 
 }

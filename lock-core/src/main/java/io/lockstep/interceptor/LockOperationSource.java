@@ -14,6 +14,7 @@ import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.OnLocked;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -41,9 +42,9 @@ final class LockOperationSource {
 
 	private final LockKeyExpressions expressions = new LockKeyExpressions();
 
-	private volatile ConfigurableBeanFactory beanFactory;
+	private volatile @Nullable ConfigurableBeanFactory beanFactory;
 
-	private volatile Environment environment;
+	private volatile @Nullable Environment environment;
 
 	void setBeanFactory(BeanFactory beanFactory) {
 		this.expressions.setBeanFactory(beanFactory);
@@ -74,7 +75,7 @@ final class LockOperationSource {
 	 * The operation of the method, or {@code null} when it is not annotated.
 	 * @throws IllegalStateException if the annotation is broken
 	 */
-	LockOperation get(Method method, Class<?> targetClass) {
+	@Nullable LockOperation get(Method method, @Nullable Class<?> targetClass) {
 		MethodClassKey key = new MethodClassKey(method, targetClass);
 		Object cached = this.cache.get(key);
 		if (cached == null) {
@@ -84,7 +85,7 @@ final class LockOperationSource {
 		return (cached != NONE) ? (LockOperation) cached : null;
 	}
 
-	private LockOperation find(Method method, Class<?> targetClass) {
+	private @Nullable LockOperation find(Method method, @Nullable Class<?> targetClass) {
 		if (isGenerated(method)) {
 			return null;
 		}
@@ -120,12 +121,12 @@ final class LockOperationSource {
 		}
 		Expression key = attribute(description, "key", annotation.key(),
 				() -> this.expressions.parse(annotation.key(), method, owner));
-		String name = attribute(description, "name", annotation.name(), () -> checkName(annotation.name()));
-		Duration waitTime = attribute(description, "waitTime", annotation.waitTime(),
+		@Nullable String name = attribute(description, "name", annotation.name(), () -> checkName(annotation.name()));
+		@Nullable Duration waitTime = attribute(description, "waitTime", annotation.waitTime(),
 				() -> duration(annotation.waitTime()));
-		Duration leaseTime = attribute(description, "leaseTime", annotation.leaseTime(),
+		@Nullable Duration leaseTime = attribute(description, "leaseTime", annotation.leaseTime(),
 				() -> duration(annotation.leaseTime()));
-		Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
+		@Nullable Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
 				() -> duration(annotation.minHoldTime()));
 		OnLocked onLocked = annotation.onLocked();
 		String fallbackName = annotation.fallback().trim();
@@ -135,7 +136,7 @@ final class LockOperationSource {
 				: attribute(description, "return type", method.getReturnType().getName(),
 						() -> returnKind(method.getReturnType()));
 		FallbackMethod fallback = null;
-		Supplier<Object> skipResult = null;
+		Supplier<@Nullable Object> skipResult = null;
 		if (!fallbackName.isEmpty()) {
 			if (onLocked == OnLocked.SKIP) {
 				throw new IllegalStateException(description + ": fallback '" + fallbackName
@@ -151,7 +152,8 @@ final class LockOperationSource {
 				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), returnKind, onLocked, skipResult, fallback);
 	}
 
-	private static <T> T attribute(String description, String attribute, String value, Supplier<T> parser) {
+	private static <T extends @Nullable Object> T attribute(String description, String attribute, String value,
+			Supplier<T> parser) {
 		try {
 			return parser.get();
 		}
@@ -160,7 +162,7 @@ final class LockOperationSource {
 		}
 	}
 
-	private static String checkName(String name) {
+	private static @Nullable String checkName(String name) {
 		String trimmed = name.trim();
 		if (trimmed.isEmpty()) {
 			return null;
@@ -171,7 +173,7 @@ final class LockOperationSource {
 		return trimmed;
 	}
 
-	private Duration duration(String text) {
+	private @Nullable Duration duration(String text) {
 		if (text.isBlank()) {
 			return null;
 		}
@@ -191,10 +193,15 @@ final class LockOperationSource {
 		}
 		ConfigurableBeanFactory factory = this.beanFactory;
 		if (factory != null && factory.hasEmbeddedValueResolver()) {
-			return factory.resolveEmbeddedValue(text);
+			String resolved = factory.resolveEmbeddedValue(text);
+			if (resolved == null) {
+				throw new IllegalArgumentException("resolves to null");
+			}
+			return resolved;
 		}
-		if (this.environment != null) {
-			return this.environment.resolveRequiredPlaceholders(text);
+		Environment environment = this.environment;
+		if (environment != null) {
+			return environment.resolveRequiredPlaceholders(text);
 		}
 		throw new IllegalArgumentException("cannot be resolved: no placeholder resolver is available");
 	}
@@ -223,7 +230,7 @@ final class LockOperationSource {
 		return ReturnKind.PLAIN;
 	}
 
-	private static boolean isA(Class<?> type, String name) {
+	private static boolean isA(@Nullable Class<?> type, String name) {
 		if (type == null) {
 			return false;
 		}

@@ -6,6 +6,7 @@ import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 
@@ -27,7 +28,7 @@ final class ReactiveInvocation {
 	}
 
 	static Object proceed(LockOperation operation, LockTemplate template, List<String> keys,
-			MethodInvocation invocation, Object target, Object[] args) {
+			MethodInvocation invocation, @Nullable Object target, @Nullable Object[] args) {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
 		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
 				(ex) -> notAcquired(operation, target, args, ex));
@@ -50,8 +51,8 @@ final class ReactiveInvocation {
 		}
 	}
 
-	private static Publisher<Object> notAcquired(LockOperation operation, Object target, Object[] args,
-			LockAcquisitionException ex) {
+	private static Publisher<Object> notAcquired(LockOperation operation, @Nullable Object target,
+			@Nullable Object[] args, LockAcquisitionException ex) {
 		if (operation.skips()) {
 			return Flux.empty();
 		}
@@ -69,7 +70,7 @@ final class ReactiveInvocation {
 	 * {@code Flow} through its adapter.
 	 */
 	@SuppressWarnings("unchecked")
-	private static Publisher<Object> publisher(Object result) {
+	private static Publisher<Object> publisher(@Nullable Object result) {
 		if (result == null) {
 			return Flux.empty();
 		}

@@ -14,6 +14,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.core.CollectionFactory;
 import org.springframework.core.ResolvableType;
 
@@ -30,17 +32,17 @@ final class SkipResults {
 	 * The supplier of the skip result of the method.
 	 * @throws IllegalArgumentException if the return type has no "nothing" (a primitive)
 	 */
-	static Supplier<Object> of(Method method, Class<?> targetClass) {
+	static Supplier<@Nullable Object> of(Method method, Class<?> targetClass) {
 		ResolvableType type = ResolvableType.forMethodReturnType(method, targetClass);
 		Class<?> raw = method.getReturnType();
 		if (raw == CompletableFuture.class || raw == CompletionStage.class) {
-			Supplier<Object> inner = empty(type.as(CompletionStage.class).getGeneric(0));
+			Supplier<@Nullable Object> inner = empty(type.as(CompletionStage.class).getGeneric(0));
 			return () -> CompletableFuture.completedFuture(inner.get());
 		}
 		return empty(type);
 	}
 
-	private static Supplier<Object> empty(ResolvableType type) {
+	private static Supplier<@Nullable Object> empty(ResolvableType type) {
 		Class<?> raw = type.resolve(Object.class);
 		if (raw == void.class || raw == Void.class) {
 			return () -> null;

@@ -11,12 +11,14 @@ import io.lockstep.LockInfo;
 import io.lockstep.LockLostListener;
 import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
+import io.lockstep.LockTemplateBuilder;
 import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockSettings;
 import io.lockstep.internal.engine.Storage;
 import io.lockstep.internal.engine.TemplateOptions;
 import io.lockstep.observation.LockObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LockTemplate} whose locks exist only in this JVM: the same API and semantics
@@ -176,104 +178,76 @@ public final class LocalLockTemplate implements LockTemplate, LockMonitor, AutoC
 	}
 
 	/** Builds a {@link LocalLockTemplate}. */
-	public static final class Builder {
+	public static final class Builder implements LockTemplateBuilder<Builder, LocalLockTemplate> {
 
 		private final TemplateOptions options = new TemplateOptions();
 
 		private Builder() {
 		}
 
-		/** Prefix of every key; default {@code lockstep:}. */
+		@Override
 		public Builder keyPrefix(String keyPrefix) {
 			this.options.keyPrefix(keyPrefix);
 			return this;
 		}
 
-		/** Default wait for a lock; default 5s. */
+		@Override
 		public Builder waitTime(Duration waitTime) {
 			this.options.waitTime(waitTime);
 			return this;
 		}
 
-		/** Watchdog lease, renewed every third of it while held; default 30s. */
+		@Override
 		public Builder leaseTime(Duration leaseTime) {
 			this.options.leaseTime(leaseTime);
 			return this;
 		}
 
-		/**
-		 * Hard cap on every hold: a key never outlives acquisition + this (the first
-		 * lease is capped too), and {@code isHeld()} turns false by then; default none.
-		 */
-		public Builder maxHoldTime(Duration maxHoldTime) {
+		@Override
+		public Builder maxHoldTime(@Nullable Duration maxHoldTime) {
 			this.options.maxHoldTime(maxHoldTime);
 			return this;
 		}
 
-		/**
-		 * Whether a lost lease also interrupts the calls guarded by it (only while they
-		 * run); default false (notify only).
-		 */
+		@Override
 		public Builder interruptOnLeaseLost(boolean interrupt) {
 			this.options.interruptOnLeaseLost(interrupt);
 			return this;
 		}
 
-		/**
-		 * Whether the threads the library starts for work that may block run as virtual
-		 * threads: the workers of asynchronous (reactive) acquisitions and the thread
-		 * that tells the lock-lost listeners. Default {@code false}; the
-		 * auto-configuration follows {@code spring.threads.virtual.enabled}. The watchdog
-		 * and the timers stay on platform threads (their tasks never block, and must run
-		 * on time).
-		 * @throws IllegalStateException on a JDK without virtual threads (before 21)
-		 */
+		@Override
 		public Builder virtualThreads(boolean virtual) {
 			this.options.virtualThreads(virtual);
 			return this;
 		}
 
-		/**
-		 * Adds a listener told about every lost lease, on a thread of the library's own
-		 * ({@code lockstep-events}).
-		 */
+		@Override
 		public Builder lockLostListener(LockLostListener listener) {
 			this.options.lockLostListener(listener);
 			return this;
 		}
 
-		/**
-		 * Overrides the wait and the lease for the lock name used with
-		 * {@code named(String)} (or the annotation's name); {@code null} keeps the
-		 * default.
-		 */
-		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime) {
+		@Override
+		public Builder lockOverride(String name, @Nullable Duration waitTime, @Nullable Duration leaseTime) {
 			this.options.lockOverride(name, waitTime, leaseTime);
 			return this;
 		}
 
-		/**
-		 * Overrides the wait, the lease and the minimum hold (see
-		 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
-		 * {@code named(String)} (or the annotation's name); {@code null} keeps the
-		 * default.
-		 */
-		public Builder lockOverride(String name, Duration waitTime, Duration leaseTime, Duration minHoldTime) {
+		@Override
+		public Builder lockOverride(String name, @Nullable Duration waitTime, @Nullable Duration leaseTime,
+				@Nullable Duration minHoldTime) {
 			this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);
 			return this;
 		}
 
-		/**
-		 * Observes acquisitions ({@code lockstep.acquire}) and held locks
-		 * ({@code lockstep.held}); {@code convention} may be {@code null} for the
-		 * default.
-		 */
-		public Builder observationRegistry(ObservationRegistry registry, LockObservationConvention convention) {
+		@Override
+		public Builder observationRegistry(ObservationRegistry registry,
+				@Nullable LockObservationConvention convention) {
 			this.options.observationRegistry(registry, convention);
 			return this;
 		}
 
-		/** Builds the template; it owns what it opened and closes it with itself. */
+		@Override
 		public LocalLockTemplate build() {
 			LockSettings settings = this.options.settings();
 			LocalWakeUps wakeUps = new LocalWakeUps();

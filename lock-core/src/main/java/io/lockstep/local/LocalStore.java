@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Locks in this JVM's memory: the same owner checks, leases and max-hold caps as in
@@ -162,7 +163,7 @@ final class LocalStore implements LockStore {
 	}
 
 	/** The entry of a key unless it expired (then it is removed). */
-	private Entry live(String key, long now) {
+	private @Nullable Entry live(String key, long now) {
 		Entry entry = this.keys.get(key);
 		if (entry != null && now - entry.expiresAt() >= 0) {
 			this.keys.remove(key);

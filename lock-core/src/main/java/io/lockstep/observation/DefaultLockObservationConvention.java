@@ -3,6 +3,8 @@ package io.lockstep.observation;
 import io.micrometer.common.KeyValue;
 import io.micrometer.common.KeyValues;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The default tags: {@code lockstep.acquire} with {@code lock} and {@code outcome} (once
  * the acquisition ended: the {@code lockstep.acquire.active} long-task timer of
@@ -16,7 +18,7 @@ public class DefaultLockObservationConvention implements LockObservationConventi
 	 * {@code lockstep.held}).
 	 */
 	@Override
-	public String getName() {
+	public @Nullable String getName() {
 		return null;
 	}
 

@@ -1,6 +1,7 @@
 package io.lockstep.observation;
 
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The context of a lock observation: what is being done to which lock.
@@ -41,7 +42,7 @@ public class LockObservationContext extends Observation.Context {
 
 	private final String lockName;
 
-	private String outcome;
+	private @Nullable String outcome;
 
 	private long fencingToken = -1;
 
@@ -75,7 +76,7 @@ public class LockObservationContext extends Observation.Context {
 	 * all rather than a made-up one that alerting on {@code outcome="error"} would
 	 * count).
 	 */
-	public String getOutcome() {
+	public @Nullable String getOutcome() {
 		return this.outcome;
 	}
 

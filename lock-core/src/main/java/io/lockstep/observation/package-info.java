@@ -3,4 +3,7 @@
  * their documentation and a replaceable convention. Optional: used only when Micrometer
  * is present.
  */
+@NullMarked
 package io.lockstep.observation;
+
+import org.jspecify.annotations.NullMarked;

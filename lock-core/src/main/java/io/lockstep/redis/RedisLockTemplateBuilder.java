@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.LockLostListener;
+import io.lockstep.LockTemplateBuilder;
 import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockSettings;
@@ -17,13 +18,15 @@ import io.lockstep.internal.redis.StorageFactory;
 import io.lockstep.internal.redis.TemplateBuilders;
 import io.lockstep.observation.LockObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
 /**
  * Builds a {@link RedisLockTemplate}.
  */
-public final class RedisLockTemplateBuilder {
+public final class RedisLockTemplateBuilder
+		implements LockTemplateBuilder<RedisLockTemplateBuilder, RedisLockTemplate> {
 
 	static {
 		TemplateBuilders.register(RedisLockTemplateBuilder.class, RedisLockTemplateBuilder::new);
@@ -54,90 +57,65 @@ public final class RedisLockTemplateBuilder {
 		this.storage = storage;
 	}
 
-	/** Prefix of every key; default {@code lockstep:}. */
+	@Override
 	public RedisLockTemplateBuilder keyPrefix(String keyPrefix) {
 		this.options.keyPrefix(keyPrefix);
 		return this;
 	}
 
-	/** Default wait for a lock; default 5s. */
+	@Override
 	public RedisLockTemplateBuilder waitTime(Duration waitTime) {
 		this.options.waitTime(waitTime);
 		return this;
 	}
 
-	/** Watchdog lease, renewed every third of it while held; default 30s. */
+	@Override
 	public RedisLockTemplateBuilder leaseTime(Duration leaseTime) {
 		this.options.leaseTime(leaseTime);
 		return this;
 	}
 
-	/**
-	 * Hard cap on every hold: a key never outlives acquisition + this (the first lease is
-	 * capped too), and {@code isHeld()} turns false by then; default none.
-	 */
-	public RedisLockTemplateBuilder maxHoldTime(Duration maxHoldTime) {
+	@Override
+	public RedisLockTemplateBuilder maxHoldTime(@Nullable Duration maxHoldTime) {
 		this.options.maxHoldTime(maxHoldTime);
 		return this;
 	}
 
-	/**
-	 * Whether a lost lease also interrupts the calls guarded by it (only while they run);
-	 * default false (notify only).
-	 */
+	@Override
 	public RedisLockTemplateBuilder interruptOnLeaseLost(boolean interrupt) {
 		this.options.interruptOnLeaseLost(interrupt);
 		return this;
 	}
 
-	/**
-	 * Whether the threads the library starts for work that may block run as virtual
-	 * threads: the workers of asynchronous (reactive) acquisitions and the thread that
-	 * tells the lock-lost listeners. Default {@code false}; the auto-configuration
-	 * follows {@code spring.threads.virtual.enabled}. The watchdog and the timers stay on
-	 * platform threads (their tasks never block, and must run on time).
-	 * @throws IllegalStateException on a JDK without virtual threads (before 21)
-	 */
+	@Override
 	public RedisLockTemplateBuilder virtualThreads(boolean virtual) {
 		this.options.virtualThreads(virtual);
 		return this;
 	}
 
-	/**
-	 * Adds a listener told about every lost lease, on a thread of the library's own
-	 * ({@code lockstep-events}).
-	 */
+	@Override
 	public RedisLockTemplateBuilder lockLostListener(LockLostListener listener) {
 		this.options.lockLostListener(listener);
 		return this;
 	}
 
-	/**
-	 * Overrides the wait and the lease for the lock name used with {@code named(String)}
-	 * (or the annotation's name); {@code null} keeps the default.
-	 */
-	public RedisLockTemplateBuilder lockOverride(String name, Duration waitTime, Duration leaseTime) {
+	@Override
+	public RedisLockTemplateBuilder lockOverride(String name, @Nullable Duration waitTime,
+			@Nullable Duration leaseTime) {
 		this.options.lockOverride(name, waitTime, leaseTime);
 		return this;
 	}
 
-	/**
-	 * Overrides the wait, the lease and the minimum hold (see
-	 * {@code LockTemplate.withMinHoldTime}) for the lock name used with
-	 * {@code named(String)} (or the annotation's name); {@code null} keeps the default.
-	 */
-	public RedisLockTemplateBuilder lockOverride(String name, Duration waitTime, Duration leaseTime,
-			Duration minHoldTime) {
+	@Override
+	public RedisLockTemplateBuilder lockOverride(String name, @Nullable Duration waitTime, @Nullable Duration leaseTime,
+			@Nullable Duration minHoldTime) {
 		this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);
 		return this;
 	}
 
-	/**
-	 * Observes acquisitions ({@code lockstep.acquire}) and held locks
-	 * ({@code lockstep.held}); {@code convention} may be {@code null} for the default.
-	 */
+	@Override
 	public RedisLockTemplateBuilder observationRegistry(ObservationRegistry registry,
-			LockObservationConvention convention) {
+			@Nullable LockObservationConvention convention) {
 		this.options.observationRegistry(registry, convention);
 		return this;
 	}
@@ -174,10 +152,11 @@ public final class RedisLockTemplateBuilder {
 	}
 
 	/**
-	 * Builds the template; it owns what it opened and closes it with itself.
+	 * {@inheritDoc}
 	 * @throws IllegalArgumentException if the command timeout exceeds a third of a lease,
 	 * or a per-name minimum hold exceeds the max-hold cap
 	 */
+	@Override
 	public RedisLockTemplate build() {
 		this.options.leases().forEach((property, lease) -> {
 			if (this.commandTimeout.compareTo(lease.dividedBy(3)) > 0) {

@@ -89,9 +89,10 @@ final class Acquisitions {
 	private static long[] highestTokens(Votes<Grant> votes, int keys) {
 		long[] tokens = new long[keys];
 		for (int i = 0; i < votes.size(); i++) {
-			if (votes.answered(i) && votes.value(i).acquired()) {
+			long[] granted = votes.answered(i) ? votes.value(i).fencingTokens() : null;
+			if (granted != null) {
 				for (int k = 0; k < keys; k++) {
-					tokens[k] = Math.max(tokens[k], votes.value(i).fencingTokens()[k]);
+					tokens[k] = Math.max(tokens[k], granted[k]);
 				}
 			}
 		}
@@ -126,9 +127,10 @@ final class Acquisitions {
 		Map<String, List<Long>> byHolder = new HashMap<>();
 		int blocking = Integer.MAX_VALUE;
 		for (int i = 0; i < votes.size(); i++) {
-			if (votes.answered(i) && votes.value(i).held()) {
-				Grant grant = votes.value(i);
-				byHolder.computeIfAbsent(grant.holder(), (holder) -> new ArrayList<>()).add(grant.holderTtl());
+			Grant grant = votes.answered(i) ? votes.value(i) : null;
+			String holder = (grant != null && grant.held()) ? grant.holder() : null;
+			if (grant != null && holder != null) {
+				byHolder.computeIfAbsent(holder, (key) -> new ArrayList<>()).add(grant.holderTtl());
 				blocking = Math.min(blocking, grant.blockingIndex());
 			}
 		}

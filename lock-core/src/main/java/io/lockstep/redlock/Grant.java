@@ -3,6 +3,8 @@ package io.lockstep.redlock;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One node's answer to an acquire ({@code acquire-all.lua}).
  *
@@ -12,7 +14,7 @@ import java.util.List;
  * @param blockingIndex when held: the index of the first key held by another owner
  * @param holder when held: the owner token holding that key
  */
-record Grant(int status, long[] fencingTokens, long holderTtl, int blockingIndex, String holder) {
+record Grant(int status, long @Nullable [] fencingTokens, long holderTtl, int blockingIndex, @Nullable String holder) {
 
 	static final int ACQUIRED = 1;
 

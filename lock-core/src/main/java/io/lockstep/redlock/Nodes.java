@@ -116,7 +116,8 @@ final class Nodes implements AutoCloseable {
 					ex);
 		}
 		catch (ExecutionException ex) {
-			throw new LockException("Redlock failed to " + what + ": " + ex.getCause().getMessage(), ex.getCause());
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			throw new LockException("Redlock failed to " + what + ": " + cause.getMessage(), cause);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -18,6 +19,7 @@ import io.lockstep.internal.redis.StorageFactory;
 import io.lockstep.internal.redis.TemplateBuilders;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redis.RedisLockTemplateBuilder;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,9 +77,11 @@ public final class Redlock {
 
 	private static final Logger logger = LoggerFactory.getLogger(Redlock.class);
 
-	private final List<RedisURI> uris;
+	/** The nodes' URIs, when Lockstep creates the clients; else {@code null}. */
+	private final @Nullable List<RedisURI> uris;
 
-	private final List<RedisClient> clients;
+	/** The user's clients, when they are given; else {@code null}. */
+	private final @Nullable List<RedisClient> clients;
 
 	private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
 
@@ -85,7 +89,7 @@ public final class Redlock {
 
 	private boolean requirePersistence = true;
 
-	private Redlock(List<RedisURI> uris, List<RedisClient> clients) {
+	private Redlock(@Nullable List<RedisURI> uris, @Nullable List<RedisClient> clients) {
 		this.uris = uris;
 		this.clients = clients;
 	}
@@ -163,11 +167,17 @@ public final class Redlock {
 	public RedisLockTemplateBuilder builder() {
 		RedlockSettings settings = new RedlockSettings(this.clockDriftFactor, this.nodeTimeout,
 				this.requirePersistence);
-		List<RedisURI> uris = this.uris;
 		List<RedisClient> clients = this.clients;
-		StorageFactory factory = (clients != null) ? (timeout,
-				prefix) -> storage(new RedlockStore(names(clients.size()), clients, timeout, prefix, settings, () -> {
-				})) : (timeout, prefix) -> storage(owned(uris, timeout, prefix, settings));
+		StorageFactory factory;
+		if (clients != null) {
+			factory = (timeout, prefix) -> storage(
+					new RedlockStore(names(clients.size()), clients, timeout, prefix, settings, () -> {
+					}));
+		}
+		else {
+			List<RedisURI> uris = Objects.requireNonNull(this.uris, "Redlock has neither clients nor URIs");
+			factory = (timeout, prefix) -> storage(owned(uris, timeout, prefix, settings));
+		}
 		return TemplateBuilders.on(RedisLockTemplateBuilder.class, factory);
 	}
 

@@ -1,5 +1,7 @@
 package io.lockstep.redlock;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The quorum rule of a batch of renewals, from each node's grant per renewal (ms
  * {@code > 0}, {@code 0} gone or another owner's, {@code -1} capped by max-hold).
@@ -32,7 +34,7 @@ final class Renewals {
 	 * max-hold cap; {@code null} when some renewal could not be decided (too few nodes
 	 * answered).
 	 */
-	static long[] outcome(Votes<long[]> votes, int renewals, int quorum) {
+	static long @Nullable [] outcome(Votes<long[]> votes, int renewals, int quorum) {
 		long[] granted = new long[renewals];
 		for (int i = 0; i < renewals; i++) {
 			int renewed = count(votes, i, 1);
