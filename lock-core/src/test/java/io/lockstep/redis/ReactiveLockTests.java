@@ -157,6 +157,14 @@ class ReactiveLockTests {
 				.isTrue();
 			waiting.dispose();
 			assertThat(Probes.engine(blocking).keysWaitedFor()).isZero();
+			// a cancel that comes while another event of the acquisition is being fed
+			// leaves the Redis queue just after it (sent by the acquisition's worker):
+			// released before that, the lock would be handed to the cancelled subscriber
+			// until its leave arrives
+			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
+					() -> this.probe.llen("lockstep:__q:order:2") == 0))
+				.as("the cancelled subscriber left the Redis queue")
+				.isTrue();
 			holder.close();
 			// a later acquisition gets the lock at once: nobody took it for the cancelled
 			// subscriber

@@ -70,8 +70,16 @@ public final class RedisStore implements LockStore {
 	 */
 	@Override
 	public Attempt acquire(Acquire request) {
-		Attempt attempt = this.acquisitions.join(attempt(request, this.publishing.command()),
-				"acquire '" + request.id().display() + "'");
+		GroupAttempt groups = groupAttempt(request, this.publishing.command());
+		Attempt attempt;
+		try {
+			attempt = this.acquisitions.join(attempt(groups), "acquire '" + request.id().display() + "'");
+		}
+		catch (LockException ex) {
+			// interrupted: no later group is sent after the undo the caller sends next
+			groups.abandon();
+			throw ex;
+		}
 		if (attempt.acquired()) {
 			confirmReplicated(request);
 		}
@@ -90,7 +98,7 @@ public final class RedisStore implements LockStore {
 		if (publish == null) {
 			return LockStore.super.acquireAsync(request, blocking);
 		}
-		CompletableFuture<Attempt> reply = attempt(request, publish);
+		CompletableFuture<Attempt> reply = attempt(groupAttempt(request, publish));
 		if (this.replicaAcks == 0) {
 			return reply;
 		}
@@ -106,53 +114,16 @@ public final class RedisStore implements LockStore {
 	 * One attempt: each script bounded by the command timeout, the groups acquired before
 	 * a failure undone.
 	 */
-	private CompletableFuture<Attempt> attempt(Acquire request, String publish) {
-		GroupAttempt attempt = new GroupAttempt(request, publish);
+	private CompletableFuture<Attempt> attempt(GroupAttempt attempt) {
 		return attempt.from(0).whenComplete((result, failure) -> {
 			if (failure != null) {
-				undo(request.id(), attempt.acquired, request.owner(), publish);
+				undo(attempt.request().id(), attempt.acquired(), attempt.request().owner(), attempt.publish());
 			}
 		});
 	}
 
-	/** One asynchronous attempt over the groups of a lock's keys, in group order. */
-	private final class GroupAttempt {
-
-		private final Acquire request;
-
-		private final String publish;
-
-		private final List<List<Integer>> groups;
-
-		private final long[] fences;
-
-		/** The stored keys of the groups acquired so far. */
-		private final List<List<String>> acquired = new ArrayList<>();
-
-		GroupAttempt(Acquire request, String publish) {
-			this.request = request;
-			this.publish = publish;
-			this.groups = RedisStore.this.layout.groups(request.id().keys());
-			this.fences = new long[request.id().size()];
-		}
-
-		CompletableFuture<Attempt> from(int index) {
-			List<Integer> group = this.groups.get(index);
-			Call call = acquireCall(this.request, group);
-			return RedisStore.this.acquisitions
-				.<List<Long>>evalBounded(call.script(), call.keys(), call.args(), call.what())
-				.thenCompose((reply) -> {
-					Attempt attempt = LockScripts.readAcquire(reply, group, this.fences);
-					if (!attempt.acquired()) {
-						undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
-						return CompletableFuture.completedFuture(attempt);
-					}
-					this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
-					return (index + 1 == this.groups.size()) ? CompletableFuture.completedFuture(attempt)
-							: from(index + 1);
-				});
-		}
-
+	private GroupAttempt groupAttempt(Acquire request, String publish) {
+		return new GroupAttempt(request, publish, this.layout, this.acquisitions, this::acquireCall, this::undo);
 	}
 
 	private Call acquireCall(Acquire request, List<Integer> group) {
