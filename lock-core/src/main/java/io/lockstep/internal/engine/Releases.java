@@ -155,7 +155,7 @@ final class Releases {
 			// the engine is closed: the key expires on its own
 			return;
 		}
-		threads.schedule(() -> threads.workers().execute(() -> {
+		Runnable task = () -> threads.workers().execute(() -> {
 			if (System.nanoTime() - deadlineNanos >= 0) {
 				logger.debug("Gave up releasing '{}' again: its lease ran out", id.display());
 				return;
@@ -164,13 +164,23 @@ final class Releases {
 				int released = this.store.release(LockStore.Release.of(id, owner));
 				if (released > 0) {
 					id.keys().forEach(this.waiters::released);
+					logger.info("Released lock '{}' on a later try, after its first release failed", id.display());
 				}
-				logger.info("Released lock '{}' on a later try, after its first release failed", id.display());
+				else {
+					logger.debug("Releasing '{}' again found it gone: it had expired", id.display());
+				}
 			}
 			catch (LockException ex) {
 				retry(id, owner, deadlineNanos, Math.min(delayNanos * 2, RETRY_MAX_NANOS));
 			}
-		}), delayNanos);
+		});
+		try {
+			threads.schedule(task, delayNanos);
+		}
+		catch (RuntimeException ex) {
+			// closed meanwhile: the key expires on its own
+			logger.debug("Not releasing '{}' again: the lock client is closed", id.display());
+		}
 	}
 
 	/**
