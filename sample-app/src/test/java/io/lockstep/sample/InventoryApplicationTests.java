@@ -27,9 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The sample application end to end over HTTP, against a real redis-server process.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "lockstep.lease-time=3s", "lockstep.sample.report-interval=1h",
-				"lockstep.sample.report-initial-delay=1h", "lockstep.sample.report-min-hold=1s",
-				"lockstep.sample.processing-time=5ms" })
+		properties = { "lockstep.lease-time=3s", "sample.report-interval=1h", "sample.report-initial-delay=1h",
+				"sample.report-min-hold=1s", "sample.processing-time=5ms" })
 class InventoryApplicationTests extends RealRedis {
 
 	private final ExecutorService otherInstance = Executors.newSingleThreadExecutor();
