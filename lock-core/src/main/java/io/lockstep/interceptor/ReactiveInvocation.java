@@ -30,7 +30,7 @@ final class ReactiveInvocation {
 			MethodInvocation invocation, Object target, Object[] args) {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
 		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
-				(ex) -> notAcquired(operation, target, args, ex));
+				(ex) -> notAcquired(operation, target, args, ex), operation.skips());
 		LockOperation.ReturnKind kind = operation.returnKind();
 		if (kind == LockOperation.ReturnKind.FLOW) {
 			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);

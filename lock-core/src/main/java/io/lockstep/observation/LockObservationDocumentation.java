@@ -76,7 +76,10 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 			}
 		},
 
-		/** {@code acquired}, {@code timeout} or {@code error}. */
+		/**
+		 * {@code acquired}, {@code timeout}, {@code skipped}, {@code error} or
+		 * {@code cancelled}.
+		 */
 		OUTCOME {
 			@Override
 			public String asString() {

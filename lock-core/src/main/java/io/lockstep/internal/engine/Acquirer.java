@@ -45,6 +45,9 @@ abstract class Acquirer implements Waiters.Wake {
 
 	private final long minHoldNanos;
 
+	/** Whether a caller that finds the lock held skips its work (outcome "skipped"). */
+	private final boolean skips;
+
 	final long grantedMillis;
 
 	final long maxHoldMillis;
@@ -64,7 +67,7 @@ abstract class Acquirer implements Waiters.Wake {
 	volatile Waiters.Waiter waiter;
 
 	Acquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
+			long minHoldNanos, boolean skips) {
 		this.engine = engine;
 		this.backend = engine.backend();
 		this.waiters = engine.waiters();
@@ -74,6 +77,7 @@ abstract class Acquirer implements Waiters.Wake {
 		this.leaseNanos = leaseNanos;
 		this.renewed = renewed;
 		this.minHoldNanos = minHoldNanos;
+		this.skips = skips;
 		this.grantedMillis = engine.grantedMillis(leaseNanos);
 		this.maxHoldMillis = engine.maxHoldMillis();
 		this.handOffMillis = LockEngine.handOffMillis(this.grantedMillis, renewed);
@@ -159,7 +163,7 @@ abstract class Acquirer implements Waiters.Wake {
 			fencingToken = grant.fencingTokens()[0];
 		}
 		else if (done.phase() == Acquisition.Phase.TIMED_OUT) {
-			outcome = LockObservationContext.TIMEOUT;
+			outcome = this.skips ? LockObservationContext.SKIPPED : LockObservationContext.TIMEOUT;
 		}
 		else {
 			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;

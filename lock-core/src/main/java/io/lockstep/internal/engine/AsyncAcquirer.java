@@ -38,8 +38,8 @@ final class AsyncAcquirer extends Acquirer {
 	private long timerNumber;
 
 	AsyncAcquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
-		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+			long minHoldNanos, boolean skips) {
+		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
 		this.threads = engine.asyncThreads();
 	}
 

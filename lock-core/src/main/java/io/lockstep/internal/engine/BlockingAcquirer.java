@@ -16,8 +16,8 @@ final class BlockingAcquirer extends Acquirer {
 	private final Thread thread = Thread.currentThread();
 
 	BlockingAcquirer(LockEngine engine, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
-		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+			long minHoldNanos, boolean skips) {
+		super(engine, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
 	}
 
 	/**

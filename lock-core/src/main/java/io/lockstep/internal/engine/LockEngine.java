@@ -106,6 +106,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	 * @param renewed whether the watchdog renews the lease (else it is fixed)
 	 * @param minHoldNanos how long after acquisition the keys stay taken when released
 	 * earlier, or 0
+	 * @param throwOnTimeout whether a wait that ran out throws; else it returns
+	 * {@code null}, for a caller that skips its work (observed as {@code skipped}, not
+	 * {@code timeout})
 	 * @return the handle, or {@code null} when not acquired and not
 	 * {@code throwOnTimeout}
 	 */
@@ -125,7 +128,8 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		}
 		if (!missing.isEmpty()) {
 			long start = System.nanoTime();
-			Lease acquired = acquire(LockId.of(missing), lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+			Lease acquired = acquireLease(LockId.of(missing), lockName, waitNanos, leaseNanos, renewed, minHoldNanos,
+					!throwOnTimeout);
 			if (acquired == null) {
 				if (throwOnTimeout) {
 					throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
@@ -146,10 +150,12 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	 * {@code null} when the wait elapsed while another owner held the lock, or
 	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
 	 * waiting, and a grant that races with the cancellation is released
+	 * @param skips whether the caller skips its work when the wait runs out (observed as
+	 * {@code skipped}, not {@code timeout})
 	 */
 	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, long leaseNanos,
-			boolean renewed, long minHoldNanos) {
-		return new AsyncAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).start();
+			boolean renewed, long minHoldNanos, boolean skips) {
+		return new AsyncAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips).start();
 	}
 
 	/** The leases the current call holds, by key. */
@@ -171,9 +177,9 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		return held;
 	}
 
-	private Lease acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
-		return new BlockingAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).acquire();
+	private Lease acquireLease(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
+			long minHoldNanos, boolean skips) {
+		return new BlockingAcquirer(this, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips).acquire();
 	}
 
 	/** A new 128-bit random owner token. */
