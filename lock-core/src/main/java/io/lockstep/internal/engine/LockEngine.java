@@ -331,6 +331,30 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 		}
 	}
 
+	/**
+	 * Confirms every lease before the transaction the call runs in commits, like
+	 * {@link #verify}; a check the storage did not answer (unreachable, failing) is
+	 * counted ({@code precommit.failed}, on the held lock's observation) and named, and
+	 * the transaction rolls back as for a lost lease.
+	 * @throws LockLostException when a lease was lost
+	 * @throws LockException when a lease could not be confirmed
+	 */
+	void verifyBeforeCommit(LockId id, List<Lease> parts) {
+		for (Lease lease : parts) {
+			try {
+				verify(List.of(lease));
+			}
+			catch (LockLostException ex) {
+				throw ex;
+			}
+			catch (LockException ex) {
+				this.observations.precommitFailed(lease.observation());
+				throw new LockException("Could not confirm the lock before commit ('" + id.display()
+						+ "'), so the transaction rolls back: " + ex.getMessage(), ex);
+			}
+		}
+	}
+
 	/** The watchdog found the lease gone or run out. */
 	void expired(Lease lease, String reason) {
 		lease.lose(reason);
