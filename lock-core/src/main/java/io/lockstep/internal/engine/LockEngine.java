@@ -437,14 +437,15 @@ public final class LockEngine implements Lease.Transitions, AutoCloseable {
 	}
 
 	/**
-	 * Reads the remaining lease of the reserved key {@code <key-prefix>__ping}: one cheap
-	 * round trip, bounded like every blocking operation of the backend.
+	 * Asks the backend one cheap question ({@link LockBackend#ping}, about the reserved
+	 * key {@code <key-prefix>__ping}): one round trip, bounded like every blocking
+	 * operation of the backend.
 	 * @return how long the answer took
-	 * @throws LockException when the storage does not answer in time
+	 * @throws LockException when the storage does not answer in time or refuses locks
 	 */
 	public Duration ping() {
 		long start = System.nanoTime();
-		this.backend.remainingLease(this.keyPrefix + PING_KEY);
+		this.backend.ping(this.keyPrefix + PING_KEY);
 		return Duration.ofNanos(System.nanoTime() - start);
 	}
 
