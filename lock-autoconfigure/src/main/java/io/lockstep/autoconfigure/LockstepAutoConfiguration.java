@@ -1,6 +1,5 @@
 package io.lockstep.autoconfigure;
 
-import java.time.Duration;
 import java.util.List;
 
 import io.lockstep.LockLostListener;
@@ -68,8 +67,6 @@ public final class LockstepAutoConfiguration {
 
 	private static final Logger logger = LoggerFactory.getLogger(LockstepAutoConfiguration.class);
 
-	private static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(2);
-
 	@Bean
 	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -111,11 +108,13 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		RedisLockTemplate lockTemplate(LockstepRedisClient client, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
-				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment,
+				ObjectProvider<DataRedisProperties> redisProperties) {
 			LockstepProperties.Replication replication = properties.getReplication();
+			DataRedisProperties redis = redisProperties.getIfAvailable();
 			RedisLockTemplateBuilder builder = client.builder()
-				.commandTimeout(commandTimeout(properties))
-				.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
+				.commandTimeout(CommandTimeout.of(properties, (redis != null) ? redis.getTimeout() : null));
+			builder.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();
@@ -137,9 +136,10 @@ public final class LockstepAutoConfiguration {
 		RedisLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
+			// spring.data.redis.timeout is the single Redis's, not the Redlock nodes'
 			RedisLockTemplateBuilder builder = RedlockSettings.redlock(properties.getRedlock())
 				.builder()
-				.commandTimeout(commandTimeout(properties));
+				.commandTimeout(CommandTimeout.of(properties, null));
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();
@@ -183,21 +183,6 @@ public final class LockstepAutoConfiguration {
 		properties.getLocks()
 			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(),
 					lock.getMinHoldTime()));
-	}
-
-	/**
-	 * Every Redis command must fit in a third of the shortest lease, so that a renewal
-	 * can time out and be retried before the lease runs out.
-	 */
-	private static Duration commandTimeout(LockstepProperties properties) {
-		Duration shortest = properties.getLeaseTime();
-		for (LockstepProperties.Lock lock : properties.getLocks().values()) {
-			if (lock.getLeaseTime() != null && lock.getLeaseTime().compareTo(shortest) < 0) {
-				shortest = lock.getLeaseTime();
-			}
-		}
-		Duration third = shortest.dividedBy(3);
-		return (third.compareTo(MAX_COMMAND_TIMEOUT) < 0 && !third.isZero()) ? third : MAX_COMMAND_TIMEOUT;
 	}
 
 	/**
