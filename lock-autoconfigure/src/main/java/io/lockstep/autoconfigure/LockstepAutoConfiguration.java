@@ -1,11 +1,13 @@
 package io.lockstep.autoconfigure;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
 import io.lockstep.interceptor.DistributedLockAdvisor;
 import io.lockstep.interceptor.HeldLocksTransactionListener;
+import io.lockstep.internal.LockConfigurationException;
 import io.lockstep.internal.engine.AbstractLockTemplateBuilder;
 import io.lockstep.local.LocalLockTemplate;
 import io.lockstep.observation.LockObservationConvention;
@@ -114,10 +116,10 @@ public final class LockstepAutoConfiguration {
 			DataRedisProperties redis = redisProperties.getIfAvailable();
 			RedisLockTemplateBuilder builder = client.builder()
 				.commandTimeout(CommandTimeout.of(properties, (redis != null) ? redis.getTimeout() : null));
-			builder.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
+			checked(() -> builder.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout()));
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-			return builder.build();
+			return checked(builder::build);
 		}
 
 	}
@@ -142,7 +144,7 @@ public final class LockstepAutoConfiguration {
 				.commandTimeout(CommandTimeout.of(properties, null));
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-			return builder.build();
+			return checked(builder::build);
 		}
 
 	}
@@ -162,9 +164,26 @@ public final class LockstepAutoConfiguration {
 			configure(builder, properties, events, listeners, environment);
 			observationRegistry
 				.ifAvailable((registry) -> builder.observationRegistry(registry, convention.getIfAvailable()));
-			return builder.build();
+			return checked(builder::build);
 		}
 
+	}
+
+	/**
+	 * Runs a step of building the template; a value the template refuses fails start-up
+	 * naming it, with what to do.
+	 */
+	private static <T> T checked(Supplier<T> step) {
+		try {
+			return step.get();
+		}
+		catch (IllegalArgumentException ex) {
+			throw new LockConfigurationException("Invalid lockstep.* properties: " + ex.getMessage(),
+					"Correct the value named above in the lockstep.* properties of the application's configuration "
+							+ "(a name in quotes such as 'leaseTime' is lockstep.lease-time, 'locks.<name>.lease-time' "
+							+ "is lockstep.locks.<name>.lease-time).",
+					ex);
+		}
 	}
 
 	private static void configure(AbstractLockTemplateBuilder<?, ?> builder, LockstepProperties properties,
@@ -173,16 +192,16 @@ public final class LockstepAutoConfiguration {
 		// that may block run as virtual threads; its timers and watchdog stay platform
 		// threads
 		builder.virtualThreads(Threading.VIRTUAL.isActive(environment));
-		builder.keyPrefix(properties.getKeyPrefix())
+		checked(() -> builder.keyPrefix(properties.getKeyPrefix())
 			.waitTime(properties.getWaitTime())
 			.leaseTime(properties.getLeaseTime())
 			.maxHoldTime(properties.getMaxHoldTime())
 			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
-			.lockLostListener(events::publishEvent);
+			.lockLostListener(events::publishEvent));
 		listeners.orderedStream().forEach(builder::lockLostListener);
 		properties.getLocks()
-			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(),
-					lock.getMinHoldTime()));
+			.forEach((name, lock) -> checked(
+					() -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(), lock.getMinHoldTime())));
 	}
 
 	/**
