@@ -27,11 +27,11 @@ public interface LockMonitor {
 
 	/**
 	 * Asks the storage one cheap question (the remaining lease of the reserved key
-	 * {@code <key-prefix>__ping}) and waits for the answer at most the command timeout;
-	 * connects first if needed.
+	 * {@code <key-prefix>__ping}; on Redlock, whether each node persists its data) and
+	 * waits for the answer at most the command timeout; connects first if needed.
 	 * @return how long the answer took
 	 * @throws LockException when the storage does not answer in time or fails, with the
-	 * cause
+	 * cause, or refuses locks (Redlock: fewer than a quorum of nodes persist their data)
 	 */
 	Duration ping();
 

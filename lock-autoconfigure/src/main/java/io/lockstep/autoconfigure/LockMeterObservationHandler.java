@@ -16,8 +16,10 @@ import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Keeps the meters that timers do not give: {@code lockstep.active} (locks held now, per
- * lock name), {@code lockstep.lease.lost} (leases lost, per lock name) and
- * {@code lockstep.release.failed} (releases that failed after the work completed).
+ * lock name), {@code lockstep.lease.lost} (leases lost, per lock name),
+ * {@code lockstep.release.failed} (releases that failed after the work completed) and
+ * {@code lockstep.precommit.failed} (transactions rolled back because their lock could
+ * not be confirmed before commit).
  */
 public class LockMeterObservationHandler implements ObservationHandler<LockObservationContext> {
 
@@ -59,6 +61,14 @@ public class LockMeterObservationHandler implements ObservationHandler<LockObser
 		else if (LockObservationDocumentation.Events.RELEASE_FAILED.getName().equals(event.getName())) {
 			Counter.builder("lockstep.release.failed")
 				.description("Releases that failed after the guarded work completed; the lease expired on its own")
+				.tag("lock", context.getLockName())
+				.register(meters)
+				.increment();
+		}
+		else if (LockObservationDocumentation.Events.PRECOMMIT_FAILED.getName().equals(event.getName())) {
+			Counter.builder("lockstep.precommit.failed")
+				.description("Transactions rolled back because their lock could not be confirmed before commit "
+						+ "(Redis did not answer or failed)")
 				.tag("lock", context.getLockName())
 				.register(meters)
 				.increment();

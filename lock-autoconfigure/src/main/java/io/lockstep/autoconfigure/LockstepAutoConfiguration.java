@@ -1,13 +1,14 @@
 package io.lockstep.autoconfigure;
 
-import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
 
 import io.lockstep.LockLostListener;
 import io.lockstep.LockTemplate;
 import io.lockstep.interceptor.DistributedLockAdvisor;
 import io.lockstep.interceptor.HeldLocksTransactionListener;
 import io.lockstep.LockTemplateBuilder;
+import io.lockstep.internal.LockConfigurationException;
 import io.lockstep.local.LocalLockTemplate;
 import io.lockstep.observation.LockObservationConvention;
 import io.lockstep.redis.RedisLockTemplate;
@@ -68,8 +69,6 @@ public final class LockstepAutoConfiguration {
 
 	private static final Logger logger = LoggerFactory.getLogger(LockstepAutoConfiguration.class);
 
-	private static final Duration MAX_COMMAND_TIMEOUT = Duration.ofSeconds(2);
-
 	@Bean
 	@ConditionalOnMissingBean
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -111,14 +110,16 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		RedisLockTemplate lockTemplate(LockstepRedisClient client, LockstepProperties properties,
 				ApplicationEventPublisher events, ObjectProvider<LockLostListener> listeners,
-				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
+				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment,
+				ObjectProvider<DataRedisProperties> redisProperties) {
 			LockstepProperties.Replication replication = properties.getReplication();
+			DataRedisProperties redis = redisProperties.getIfAvailable();
 			RedisLockTemplateBuilder builder = client.builder()
-				.commandTimeout(commandTimeout(properties))
-				.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout());
+				.commandTimeout(CommandTimeout.of(properties, (redis != null) ? redis.getTimeout() : null));
+			checked(() -> builder.replicaAcknowledgements(replication.getAcknowledgements(), replication.getTimeout()));
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-			return builder.build();
+			return checked(builder::build);
 		}
 
 	}
@@ -137,12 +138,13 @@ public final class LockstepAutoConfiguration {
 		RedisLockTemplate lockTemplate(LockstepProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
+			// spring.data.redis.timeout is the single Redis's, not the Redlock nodes'
 			RedisLockTemplateBuilder builder = RedlockSettings.redlock(properties.getRedlock())
 				.builder()
-				.commandTimeout(commandTimeout(properties));
+				.commandTimeout(CommandTimeout.of(properties, null));
 			configure(builder, properties, events, listeners, environment);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
-			return builder.build();
+			return checked(builder::build);
 		}
 
 	}
@@ -162,9 +164,26 @@ public final class LockstepAutoConfiguration {
 			configure(builder, properties, events, listeners, environment);
 			observationRegistry
 				.ifAvailable((registry) -> builder.observationRegistry(registry, convention.getIfAvailable()));
-			return builder.build();
+			return checked(builder::build);
 		}
 
+	}
+
+	/**
+	 * Runs a step of building the template; a value the template refuses fails start-up
+	 * naming it, with what to do.
+	 */
+	private static <T> T checked(Supplier<T> step) {
+		try {
+			return step.get();
+		}
+		catch (IllegalArgumentException ex) {
+			throw new LockConfigurationException("Invalid lockstep.* properties: " + ex.getMessage(),
+					"Correct the value named above in the lockstep.* properties of the application's configuration "
+							+ "(a name in quotes such as 'leaseTime' is lockstep.lease-time, 'locks.<name>.lease-time' "
+							+ "is lockstep.locks.<name>.lease-time).",
+					ex);
+		}
 	}
 
 	private static void configure(LockTemplateBuilder<?, ?> builder, LockstepProperties properties,
@@ -173,31 +192,16 @@ public final class LockstepAutoConfiguration {
 		// that may block run as virtual threads; its timers and watchdog stay platform
 		// threads
 		builder.virtualThreads(Threading.VIRTUAL.isActive(environment));
-		builder.keyPrefix(properties.getKeyPrefix())
+		checked(() -> builder.keyPrefix(properties.getKeyPrefix())
 			.waitTime(properties.getWaitTime())
 			.leaseTime(properties.getLeaseTime())
 			.maxHoldTime(properties.getMaxHoldTime())
 			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
-			.lockLostListener(events::publishEvent);
+			.lockLostListener(events::publishEvent));
 		listeners.orderedStream().forEach(builder::lockLostListener);
 		properties.getLocks()
-			.forEach((name, lock) -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(),
-					lock.getMinHoldTime()));
-	}
-
-	/**
-	 * Every Redis command must fit in a third of the shortest lease, so that a renewal
-	 * can time out and be retried before the lease runs out.
-	 */
-	private static Duration commandTimeout(LockstepProperties properties) {
-		Duration shortest = properties.getLeaseTime();
-		for (LockstepProperties.Lock lock : properties.getLocks().values()) {
-			if (lock.getLeaseTime() != null && lock.getLeaseTime().compareTo(shortest) < 0) {
-				shortest = lock.getLeaseTime();
-			}
-		}
-		Duration third = shortest.dividedBy(3);
-		return (third.compareTo(MAX_COMMAND_TIMEOUT) < 0 && !third.isZero()) ? third : MAX_COMMAND_TIMEOUT;
+			.forEach((name, lock) -> checked(
+					() -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(), lock.getMinHoldTime())));
 	}
 
 	/**

@@ -17,9 +17,10 @@ import org.springframework.context.annotation.Configuration;
  * Observes locks through Micrometer when an {@link ObservationRegistry} is present: the
  * timers {@code lockstep.acquire} (tags {@code lock}, {@code outcome}) and
  * {@code lockstep.held} (tag {@code lock}), spans with a tracer, and, with a
- * {@link MeterRegistry}, the gauge {@code lockstep.active} and the counter
- * {@code lockstep.lease.lost} and {@code lockstep.release.failed}. Define a
- * {@link LockObservationConvention} bean to change names or tags.
+ * {@link MeterRegistry}, the gauge {@code lockstep.active} and the counters
+ * {@code lockstep.lease.lost}, {@code lockstep.release.failed} and
+ * {@code lockstep.precommit.failed}. Define a {@link LockObservationConvention} bean to
+ * change names or tags.
  */
 @AutoConfiguration(after = ObservationAutoConfiguration.class, before = LockstepAutoConfiguration.class)
 @ConditionalOnClass(ObservationRegistry.class)

@@ -38,6 +38,14 @@ public class LockstepProperties {
 	private Duration leaseTime = Duration.ofSeconds(30);
 
 	/**
+	 * Bound on every Redis command of a lock (acquire, renewal, release, health check).
+	 * Defaults to spring.data.redis.timeout when that is set (not with Redlock), else 2s,
+	 * shortened to a third of the shortest lease; a value set here must not exceed that
+	 * third, so that a renewal can time out and be retried before its lease ends.
+	 */
+	private @Nullable Duration commandTimeout;
+
+	/**
 	 * Order of the @DistributedLock advice. The default, Ordered.LOWEST_PRECEDENCE - 100,
 	 * runs it outside the @Transactional advice, so locks are held until after commit.
 	 */
@@ -95,6 +103,14 @@ public class LockstepProperties {
 
 	public void setLeaseTime(Duration leaseTime) {
 		this.leaseTime = leaseTime;
+	}
+
+	public @Nullable Duration getCommandTimeout() {
+		return this.commandTimeout;
+	}
+
+	public void setCommandTimeout(@Nullable Duration commandTimeout) {
+		this.commandTimeout = commandTimeout;
 	}
 
 	public int getAspectOrder() {

@@ -32,11 +32,11 @@ class ConfigurationMetadataTests {
 			.contains("management.endpoint.locks.access");
 		assertThat(properties).extracting((property) -> property.get("name"))
 			.containsExactlyInAnyOrder("lockstep.enabled", "lockstep.key-prefix", "lockstep.wait-time",
-					"lockstep.lease-time", "lockstep.aspect-order", "lockstep.max-hold-time", "lockstep.on-lease-lost",
-					"lockstep.locks", "lockstep.locks.*.wait-time", "lockstep.locks.*.lease-time",
-					"lockstep.locks.*.min-hold-time", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
-					"lockstep.redlock.node-timeout", "lockstep.replication.acknowledgements",
-					"lockstep.replication.timeout");
+					"lockstep.lease-time", "lockstep.command-timeout", "lockstep.aspect-order",
+					"lockstep.max-hold-time", "lockstep.on-lease-lost", "lockstep.locks", "lockstep.locks.*.wait-time",
+					"lockstep.locks.*.lease-time", "lockstep.locks.*.min-hold-time", "lockstep.redlock.nodes",
+					"lockstep.redlock.clock-drift-factor", "lockstep.redlock.node-timeout",
+					"lockstep.replication.acknowledgements", "lockstep.replication.timeout");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.asString()

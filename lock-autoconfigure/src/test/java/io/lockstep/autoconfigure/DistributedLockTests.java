@@ -63,6 +63,19 @@ class DistributedLockTests {
 		});
 	}
 
+	/**
+	 * The pitfall the README warns of: the advice sits on the proxy, so a call from the
+	 * same object runs the method without its lock.
+	 */
+	@Test
+	void aCallFromTheSameBeanBypassesTheProxyAndRunsUnlocked() {
+		this.contextRunner.withBean(SelfCalling.class).run((context) -> {
+			SelfCalling bean = context.getBean(SelfCalling.class);
+			assertThat(bean.locked()).as("through the proxy").isTrue();
+			assertThat(bean.callsItself()).as("from the same bean").isFalse();
+		});
+	}
+
 	@Test
 	void keysCanUseParameterIndexesBeansAndTheMethod() {
 		run((context, inventory, locks) -> {
@@ -482,6 +495,20 @@ class DistributedLockTests {
 		@DistributedLock(key = "#sku", leaseTime = "100ms")
 		void shortLease(String sku) {
 			ran("short");
+		}
+
+	}
+
+	public static class SelfCalling {
+
+		/** Whether the call holds a lock: it has a fencing token then. */
+		@DistributedLock(key = "'self'")
+		public boolean locked() {
+			return DistributedLocks.currentFencingToken().isPresent();
+		}
+
+		public boolean callsItself() {
+			return locked();
 		}
 
 	}

@@ -6,8 +6,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
+import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.OnLocked;
 import io.lockstep.actuate.LocksEndpoint;
 import io.lockstep.actuate.LockstepHealthIndicator;
 import io.lockstep.observation.DefaultLockObservationConvention;
@@ -21,6 +23,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -160,6 +163,56 @@ class LockstepObservabilityTests {
 		});
 	}
 
+	/**
+	 * A scheduled job with {@code onLocked = SKIP} finds the lock taken every period on
+	 * all instances but one: that is no contention, and alerting on {@code timeout} must
+	 * not see it.
+	 */
+	@Test
+	void skipsHaveTheirOwnOutcomeAndTimeoutsKeepTheirs() {
+		this.contextRunner.withBean(Jobs.class).run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			Jobs jobs = context.getBean(Jobs.class);
+			RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+			try (OtherThread other = new OtherThread()) {
+				LockHandle held = other.call(() -> locks.acquire("job"));
+				try {
+					assertThat(jobs.skip()).isNull();
+					assertThat(jobs.skipAfterWaiting()).isNull();
+					assertThat(jobs.skipReactively().block(Duration.ofSeconds(5))).isNull();
+					assertThat(locks.tryExecute("job", (lock) -> "ran")).isEmpty();
+					assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(jobs::waitAndThrow);
+				}
+				finally {
+					other.call(() -> {
+						held.close();
+						return null;
+					});
+				}
+			}
+			List<String> recorded = lockMeters(meters);
+			System.out.printf("lockstep.acquire after 4 skips and 1 timeout: %s%n", recorded);
+			assertThat(outcomes(meters, "Jobs.skip")).containsExactly("skipped");
+			assertThat(outcomes(meters, "Jobs.skipAfterWaiting")).containsExactly("skipped");
+			assertThat(outcomes(meters, "Jobs.skipReactively")).containsExactly("skipped");
+			assertThat(outcomes(meters, "default")).containsExactly("acquired", "skipped");
+			assertThat(outcomes(meters, "Jobs.waitAndThrow")).containsExactly("timeout");
+		});
+	}
+
+	/** The outcomes of the lock name's acquisitions, each once per acquisition. */
+	private static List<String> outcomes(MeterRegistry meters, String lockName) {
+		return meters.find("lockstep.acquire")
+			.tag("lock", lockName)
+			.timers()
+			.stream()
+			.filter((timer) -> timer.getId().getTag("outcome") != null)
+			.flatMap((timer) -> java.util.Collections.nCopies((int) timer.count(), timer.getId().getTag("outcome"))
+				.stream())
+			.sorted()
+			.toList();
+	}
+
 	private static List<String> lockMeters(MeterRegistry meters) {
 		return meters.getMeters()
 			.stream()
@@ -227,6 +280,30 @@ class LockstepObservabilityTests {
 		@Bean
 		Reports reports() {
 			return new Reports();
+		}
+
+	}
+
+	public static class Jobs {
+
+		@DistributedLock(key = "'job'", onLocked = OnLocked.SKIP)
+		public String skip() {
+			return "ran";
+		}
+
+		@DistributedLock(key = "'job'", onLocked = OnLocked.SKIP, waitTime = "50ms")
+		public String skipAfterWaiting() {
+			return "ran";
+		}
+
+		@DistributedLock(key = "'job'", onLocked = OnLocked.SKIP)
+		public Mono<String> skipReactively() {
+			return Mono.just("ran");
+		}
+
+		@DistributedLock(key = "'job'", waitTime = "50ms")
+		public String waitAndThrow() {
+			return "ran";
 		}
 
 	}

@@ -16,17 +16,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 
 import io.lockstep.DistributedLock;
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -64,6 +71,10 @@ class TransactionTests {
 	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
 		.withPropertyValues("lockstep.key-prefix=tx:", "lockstep.wait-time=60s");
+
+	private static final Class<?>[] METERS = { ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+			CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+			LockstepObservationAutoConfiguration.class };
 
 	private RedisNode redis;
 
@@ -206,6 +217,71 @@ class TransactionTests {
 			});
 	}
 
+	/**
+	 * Redis stops answering just before the commit: the check cannot confirm the lock, so
+	 * the transaction rolls back (the safety stays), with a message that says so and its
+	 * cause, counted by lock name.
+	 */
+	@Test
+	void aLockThatCannotBeConfirmedBeforeCommitRollsBackNamedAndCounted() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(METERS))
+			.withUserConfiguration(ShopConfiguration.class, TransactionsInsideLocks.class)
+			.withPropertyValues("lockstep.lease-time=6s")
+			.run((context) -> {
+				Shop shop = context.getBean(Shop.class);
+				shop.afterDeduction(this.redis::pause);
+				try {
+					assertThatExceptionOfType(LockException.class).isThrownBy(() -> shop.order("unconfirmed"))
+						.satisfies((ex) -> System.out.printf("Redis paused before commit: %s%n", ex.getMessage()))
+						.isNotInstanceOf(LockLostException.class)
+						.withMessageStartingWith("Could not confirm the lock before commit ('tx:unconfirmed')")
+						.withMessageContaining("so the transaction rolls back")
+						.withMessageContaining("Redis did not answer within 2s")
+						.withCauseInstanceOf(LockException.class);
+				}
+				finally {
+					this.redis.resume();
+				}
+				assertThat(shop.orders("unconfirmed")).isZero();
+				assertThat(shop.stock("unconfirmed")).isEqualTo(STOCK);
+				assertThat(precommitFailures(context, "Shop.order")).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void aTemplateLockThatCannotBeConfirmedBeforeCommitRollsBackNamedAndCounted() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(METERS))
+			.withUserConfiguration(ShopConfiguration.class, TransactionsInsideLocks.class)
+			.withPropertyValues("lockstep.lease-time=6s")
+			.run((context) -> {
+				Shop shop = context.getBean(Shop.class);
+				LockTemplate locks = context.getBean(LockTemplate.class);
+				try {
+					assertThatExceptionOfType(LockException.class)
+						.isThrownBy(() -> transactions(context).executeWithoutResult((status) -> {
+							locks.named("guard").execute("unconfirmed", (lock) -> shop.order("unconfirmed"));
+							this.redis.pause();
+						}))
+						.isNotInstanceOf(LockLostException.class)
+						.withMessageStartingWith("Could not confirm the lock before commit ('tx:guard:unconfirmed')");
+				}
+				finally {
+					this.redis.resume();
+				}
+				assertThat(shop.orders("unconfirmed")).isZero();
+				assertThat(precommitFailures(context, "guard")).isEqualTo(1);
+				assertThat(precommitFailures(context, "Shop.order")).isZero();
+			});
+	}
+
+	private static double precommitFailures(AssertableApplicationContext context, String lockName) {
+		Counter counter = context.getBean(MeterRegistry.class)
+			.find("lockstep.precommit.failed")
+			.tag("lock", lockName)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
 	private static TransactionTemplate transactions(AssertableApplicationContext context) {
 		return new TransactionTemplate(context.getBean(DataSourceTransactionManager.class));
 	}
@@ -280,7 +356,8 @@ class TransactionTests {
 					"create table if not exists stock (sku varchar(64) primary key, stock int not null check (stock >= 0))");
 			jdbc.execute(
 					"create table if not exists orders (id bigint auto_increment primary key, sku varchar(64) not null)");
-			for (String sku : List.of("seed", "inside", "control", "order", "outer", "guarded", "method", "template")) {
+			for (String sku : List.of("seed", "inside", "control", "order", "outer", "guarded", "method", "template",
+					"unconfirmed")) {
 				jdbc.update("merge into stock (sku, stock) key (sku) values (?, ?)", sku, STOCK);
 			}
 			return dataSource;

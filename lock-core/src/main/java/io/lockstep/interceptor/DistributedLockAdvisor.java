@@ -8,6 +8,7 @@ import java.util.function.Supplier;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.LockTemplate;
+import io.lockstep.internal.LockConfigurationException;
 import org.aopalliance.aop.Advice;
 import org.jspecify.annotations.Nullable;
 
@@ -125,7 +126,11 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 			this.interceptor.template(operation);
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(operation.description() + ": " + ex.getMessage(), ex);
+			throw new LockConfigurationException(operation.description() + ": " + ex.getMessage(),
+					"Make the attributes of the annotation fit together and with the lockstep.* properties: a "
+							+ "minHoldTime no longer than a fixed leaseTime or lockstep.max-hold-time, durations "
+							+ "within the limits named above.",
+					ex);
 		}
 	}
 

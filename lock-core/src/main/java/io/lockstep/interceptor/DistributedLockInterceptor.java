@@ -12,6 +12,7 @@ import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.CallContext;
+import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.transaction.LockRelease;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -52,12 +53,22 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 			return ReactiveInvocation.proceed(operation, template(operation), keys, invocation, target, args);
 		}
 		LockHandle handle;
-		try {
-			LockTemplate template = template(operation);
-			handle = (keys.size() == 1) ? template.acquire(keys.get(0)) : template.acquireAll(keys);
+		LockTemplate template = template(operation);
+		EngineTemplate skipping = operation.skips() ? EngineTemplate.of(template) : null;
+		if (skipping != null) {
+			// not acquired is no failure here: observed as "skipped", not "timeout"
+			handle = skipping.acquireOrSkip(keys);
+			if (handle == null) {
+				return operation.notAcquired(target, args, null);
+			}
 		}
-		catch (LockAcquisitionException ex) {
-			return operation.notAcquired(target, args, ex);
+		else {
+			try {
+				handle = (keys.size() == 1) ? template.acquire(keys.get(0)) : template.acquireAll(keys);
+			}
+			catch (LockAcquisitionException ex) {
+				return operation.notAcquired(target, args, ex);
+			}
 		}
 		LockRelease release = LockRelease.bind(handle);
 		return operation.async() ? proceedAsync(invocation, release) : proceed(invocation, release);

@@ -90,7 +90,8 @@ final class FallbackMethod {
 	 * Calls the fallback; a {@code suspend fun} through Spring's coroutine support, which
 	 * returns its call as a {@code Mono}.
 	 */
-	@Nullable Object invoke(@Nullable Object target, @Nullable Object[] args, LockAcquisitionException ex) throws Throwable {
+	@Nullable Object invoke(@Nullable Object target, @Nullable Object[] args, @Nullable LockAcquisitionException ex)
+			throws Throwable {
 		@Nullable Object[] arguments = args;
 		if (this.exceptionIndex >= 0) {
 			arguments = new Object[args.length + 1];

@@ -18,7 +18,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * transaction inside a {@code LockTemplate} callback): before such a transaction commits,
  * every one of those locks is confirmed in Redis, and a lost lease throws
  * {@link io.lockstep.LockLostException} so the transaction rolls back instead of
- * committing unprotected work. Redis unreachable at that moment also rolls back.
+ * committing unprotected work. Redis unreachable at that moment also rolls back, with a
+ * {@link io.lockstep.LockException} saying the lock could not be confirmed before commit,
+ * counted as {@code lockstep.precommit.failed}.
  *
  * <p>
  * As a {@link BeanPostProcessor} it adds itself to every
@@ -54,7 +56,7 @@ public final class HeldLocksTransactionListener implements TransactionExecutionL
 		@Override
 		public void beforeCommit(boolean readOnly) {
 			for (CallContext.Entry lock : this.locks) {
-				lock.verifyHeld();
+				lock.verifyBeforeCommit();
 			}
 		}
 

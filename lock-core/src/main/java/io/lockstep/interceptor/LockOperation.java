@@ -138,14 +138,22 @@ final class LockOperation {
 		return List.of(single(value, ""));
 	}
 
-	/** Runs the fallback, skips, or throws, for a lock not acquired. */
-	@Nullable Object notAcquired(@Nullable Object target, @Nullable Object[] args, LockAcquisitionException ex) throws Throwable {
+	/**
+	 * Runs the fallback, skips, or throws, for a lock not acquired.
+	 * @param ex why, or {@code null} for a caller that skips (then there is nothing to
+	 * throw)
+	 */
+	@Nullable Object notAcquired(@Nullable Object target, @Nullable Object[] args, @Nullable LockAcquisitionException ex)
+			throws Throwable {
 		if (this.fallback != null) {
 			return this.fallback.invoke(target, args, ex);
 		}
 		// set for SKIP unless the method is reactive (whose skip is an empty stream)
 		if (this.onLocked == OnLocked.SKIP && this.skipResult != null) {
 			return this.skipResult.get();
+		}
+		if (ex == null) {
+			throw new IllegalStateException("Nothing to skip with for " + this);
 		}
 		throw ex;
 	}

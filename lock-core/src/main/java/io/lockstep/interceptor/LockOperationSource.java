@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 import io.lockstep.DistributedLock;
 import io.lockstep.OnLocked;
 import org.jspecify.annotations.Nullable;
+import io.lockstep.internal.LockConfigurationException;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -27,8 +28,9 @@ import org.springframework.expression.Expression;
 
 /**
  * Finds, parses and checks the {@link DistributedLock} of a method, once per method and
- * target class. A broken annotation throws {@link IllegalStateException} naming the
- * class, the method and the attribute.
+ * target class. A broken annotation throws a {@link LockConfigurationException} (an
+ * {@link IllegalStateException}) naming the class, the method and the attribute, and
+ * saying what to do.
  */
 final class LockOperationSource {
 
@@ -112,12 +114,15 @@ final class LockOperationSource {
 				+ ")";
 		int modifiers = method.getModifiers();
 		if (Modifier.isStatic(modifiers) || Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers)) {
-			throw new IllegalStateException(
+			throw new LockConfigurationException(
 					description + ": the method is " + Modifier.toString(modifiers)
 							+ ", so a Spring proxy cannot intercept it and the lock would never be taken"
 							+ (KotlinDetector.isKotlinType(owner) ? " (Kotlin classes and functions are final unless "
 									+ "declared open; the kotlin-spring compiler plugin opens @Component classes)"
-									: ""));
+									: ""),
+					"Make " + owner.getSimpleName() + "." + method.getName() + " an instance method that is neither "
+							+ "private nor final, called through the bean (a call from the same object bypasses "
+							+ "the proxy), or remove @DistributedLock.");
 		}
 		Expression key = attribute(description, "key", annotation.key(),
 				() -> this.expressions.parse(annotation.key(), method, owner));
@@ -139,8 +144,11 @@ final class LockOperationSource {
 		Supplier<@Nullable Object> skipResult = null;
 		if (!fallbackName.isEmpty()) {
 			if (onLocked == OnLocked.SKIP) {
-				throw new IllegalStateException(description + ": fallback '" + fallbackName
-						+ "' and onLocked = SKIP exclude each other; remove one");
+				throw new LockConfigurationException(
+						description + ": fallback '" + fallbackName
+								+ "' and onLocked = SKIP exclude each other; remove one",
+						"Remove either fallback (to return nothing when the lock is held) or onLocked = SKIP (to "
+								+ "call the fallback instead).");
 			}
 			fallback = attribute(description, "fallback", fallbackName,
 					() -> FallbackMethod.resolve(owner, method, fallbackName));
@@ -158,8 +166,28 @@ final class LockOperationSource {
 			return parser.get();
 		}
 		catch (IllegalArgumentException | IllegalStateException ex) {
-			throw new IllegalStateException(description + ": " + attribute + " '" + value + "' " + ex.getMessage(), ex);
+			throw new LockConfigurationException(description + ": " + attribute + " '" + value + "' " + ex.getMessage(),
+					action(attribute), ex);
 		}
+	}
+
+	/** What to do about a broken attribute, for the start-up failure analysis. */
+	private static String action(String attribute) {
+		return switch (attribute) {
+			case "key" -> "Write the key as a SpEL expression over the method's parameters (#order.id, #p0), @beans "
+					+ "or #root.method, or quote a constant key: key = \"'report'\".";
+			case "name" -> "Give the lock a plain name such as \"orders\" (names starting with '__' are reserved), "
+					+ "or leave it empty.";
+			case "waitTime", "leaseTime", "minHoldTime" -> "Write " + attribute + " as a duration such as \"2s\", "
+					+ "\"500ms\" or \"PT2S\", or as a placeholder with a default such as \"${orders.lock-wait:2s}\", "
+					+ "or leave it empty for the default.";
+			case "fallback" -> "Name a method of the same bean with the same parameters (optionally followed by a "
+					+ "LockAcquisitionException) and a compatible return type.";
+			case "onLocked" -> "Return a type that SKIP can answer without running the method (void, a nullable "
+					+ "object, Optional, a collection, a future), or use THROW or a fallback.";
+			default -> "Declare a return type the lock can cover: a value, CompletableFuture or CompletionStage, "
+					+ "Mono or Flux, or in Kotlin a suspend fun or a Flow.";
+		};
 	}
 
 	private static @Nullable String checkName(String name) {

@@ -31,7 +31,7 @@ final class ReactiveInvocation {
 			MethodInvocation invocation, @Nullable Object target, @Nullable Object[] args) {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
 		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
-				(ex) -> notAcquired(operation, target, args, ex));
+				(ex) -> notAcquired(operation, target, args, ex), operation.skips());
 		ReturnKind kind = operation.returnKind();
 		if (kind == ReturnKind.FLOW) {
 			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);

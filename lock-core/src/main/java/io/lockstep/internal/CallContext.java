@@ -47,6 +47,15 @@ public final class CallContext {
 		 */
 		void verifyHeld();
 
+		/**
+		 * Confirms the lock before the transaction the call runs in commits, like
+		 * {@link #verifyHeld()}; a check the storage did not answer is counted and named
+		 * ("could not confirm the lock before commit").
+		 * @throws RuntimeException ({@code LockLostException}) when the lease was lost,
+		 * ({@code LockException}) when it could not be confirmed
+		 */
+		void verifyBeforeCommit();
+
 		/** Whether a lost lease interrupted this call's thread. */
 		boolean interruptedByLoss();
 

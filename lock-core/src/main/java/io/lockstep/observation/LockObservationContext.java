@@ -23,9 +23,18 @@ public class LockObservationContext extends Observation.Context {
 	public static final String ACQUIRED = "acquired";
 
 	/**
-	 * {@code outcome} of an acquisition that gave up because another owner held the lock.
+	 * {@code outcome} of an acquisition whose wait time ran out while another owner held
+	 * the lock, for a caller that gets a {@link io.lockstep.LockAcquisitionException} (or
+	 * a fallback): contention.
 	 */
 	public static final String TIMEOUT = "timeout";
+
+	/**
+	 * {@code outcome} of an acquisition that found the lock held by another owner, for a
+	 * caller that skips the work then instead of failing ({@code onLocked = SKIP},
+	 * {@code tryAcquire}, {@code tryExecute}): work being done elsewhere, not contention.
+	 */
+	public static final String SKIPPED = "skipped";
 
 	/**
 	 * {@code outcome} of an acquisition that its caller gave up before it ended (a
@@ -70,11 +79,11 @@ public class LockObservationContext extends Observation.Context {
 	}
 
 	/**
-	 * {@link #ACQUIRED}, {@link #TIMEOUT}, {@link #ERROR} or {@link #CANCELLED} once the
-	 * acquisition ended; {@code null} before (so meters started with the observation,
-	 * such as the {@code lockstep.acquire.active} long-task timer, carry no outcome at
-	 * all rather than a made-up one that alerting on {@code outcome="error"} would
-	 * count).
+	 * {@link #ACQUIRED}, {@link #TIMEOUT}, {@link #SKIPPED}, {@link #ERROR} or
+	 * {@link #CANCELLED} once the acquisition ended; {@code null} before (so meters
+	 * started with the observation, such as the {@code lockstep.acquire.active} long-task
+	 * timer, carry no outcome at all rather than a made-up one that alerting on
+	 * {@code outcome="error"} would count).
 	 */
 	public @Nullable String getOutcome() {
 		return this.outcome;

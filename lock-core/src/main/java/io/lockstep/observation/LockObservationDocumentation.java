@@ -35,8 +35,9 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 	},
 
 	/**
-	 * Holding a lock, from acquisition to release; tag {@code lock}; event
-	 * {@code lease.lost} when the lease is lost.
+	 * Holding a lock, from acquisition to release; tag {@code lock}; events
+	 * {@code lease.lost} when the lease is lost, {@code release.failed} and
+	 * {@code precommit.failed}.
 	 */
 	HELD {
 		@Override
@@ -76,7 +77,10 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 			}
 		},
 
-		/** {@code acquired}, {@code timeout} or {@code error}. */
+		/**
+		 * {@code acquired}, {@code timeout}, {@code skipped}, {@code error} or
+		 * {@code cancelled}.
+		 */
 		OUTCOME {
 			@Override
 			public String asString() {
@@ -128,6 +132,23 @@ public enum LockObservationDocumentation implements ObservationDocumentation {
 			@Override
 			public String getContextualName() {
 				return "release failed";
+			}
+		},
+
+		/**
+		 * The lock could not be confirmed before the transaction it guards committed (the
+		 * storage did not answer or failed), so the transaction rolled back. A lease
+		 * found lost then is {@link #LEASE_LOST} instead.
+		 */
+		PRECOMMIT_FAILED {
+			@Override
+			public String getName() {
+				return "precommit.failed";
+			}
+
+			@Override
+			public String getContextualName() {
+				return "lock not confirmed before commit";
 			}
 		}
 

@@ -149,9 +149,9 @@ final class Acquisitions {
 			// delay, so that contenders fall out of step
 			return Attempt.held(ThreadLocalRandom.current().nextLong(1, MAX_RETRY_DELAY_MILLIS + 1), blocking);
 		}
-		throw new LockException(
-				"Redlock could not acquire '" + id.display() + "': only " + answered + " of " + this.nodes.size()
-						+ " nodes answered, a quorum is " + this.quorum + " (" + this.nodes.failures(votes) + ")");
+		throw new LockException("Redlock could not acquire '" + id.display() + "': "
+				+ this.nodes.shortfall(votes.count(Grant::refused), answered) + " (" + this.nodes.failures(votes)
+				+ ")");
 	}
 
 	/**

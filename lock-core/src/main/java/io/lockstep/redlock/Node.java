@@ -46,7 +46,10 @@ final class Node implements AutoCloseable {
 
 	private volatile boolean refusing;
 
-	/** Whether its {@code appendfsync} was asked (once, at its first vote). */
+	/**
+	 * Whether its {@code appendfsync} was asked (once, when it was first found
+	 * persisting).
+	 */
 	private final AtomicBoolean fsyncChecked = new AtomicBoolean();
 
 	Node(String name, AbstractRedisClient client, Duration commandTimeout, Executor connector) {
@@ -155,6 +158,23 @@ final class Node implements AutoCloseable {
 
 	// --- the restart rule
 	// ------------------------------------------------------------------
+
+	/**
+	 * Asks the node whether it persists its data ({@code INFO persistence} says
+	 * {@code aof_enabled:1}, the test the acquire script makes) and records the answer (a
+	 * node that does not is logged at ERROR, once). Waits for the connection like any
+	 * command.
+	 * @return completes with the answer, or fails after {@code timeout}
+	 */
+	CompletableFuture<Boolean> checkPersistence(Duration timeout) {
+		return this.<String>run((commands) -> commands.infoAsync("persistence"), false, timeout)
+			.thenApply((info) -> info.contains("aof_enabled:1"))
+			.whenComplete((persists, failure) -> {
+				if (failure == null) {
+					refusing(!persists);
+				}
+			});
+	}
 
 	/**
 	 * The node refused to vote because it does not persist its data: logged once, until

@@ -13,12 +13,16 @@ import java.util.function.Function;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The N masters of a Redlock and their quorum (N/2+1): sends one command to every node at
  * once, waits for the replies that decide, and says why a node did not vote.
  */
 final class Nodes implements AutoCloseable {
+
+	private static final Logger logger = LoggerFactory.getLogger(Nodes.class);
 
 	/**
 	 * How long a command may wait for its node's first connection (a cold JVM, a node
@@ -91,9 +95,56 @@ final class Nodes implements AutoCloseable {
 		return node.isConnected() ? this.nodeTimeout : CONNECT_TIMEOUT.plus(this.nodeTimeout);
 	}
 
-	/** Starts connecting every node in the background. */
-	void connect() {
-		this.nodes.forEach(Node::connect);
+	/**
+	 * Starts connecting every node in the background and, with the restart rule, asks
+	 * each one as soon as it answers whether it persists its data, so that a node that
+	 * does not is logged at ERROR at start-up, not at the first lock.
+	 */
+	void connect(boolean checkPersistence) {
+		for (Node node : this.nodes) {
+			node.connect();
+			if (checkPersistence) {
+				node.checkPersistence(CONNECT_TIMEOUT.plus(this.nodeTimeout)).exceptionally((failure) -> {
+					logger.debug("Could not ask Redlock node {} whether it persists its data; its first vote will: {}",
+							node, failure.toString());
+					return null;
+				});
+			}
+		}
+	}
+
+	/**
+	 * Asks every node whether it persists its data, each bounded by the node timeout.
+	 * @throws LockException when fewer than a quorum answered that they do, naming the
+	 * nodes that refused and those that did not answer
+	 */
+	void checkPersistence() {
+		// without a quorum, every node's answer (or its timeout) goes into the message
+		Votes<Boolean> votes = await(
+				Votes.gather(each((node) -> node.checkPersistence(this.nodeTimeout)),
+						(sofar) -> sofar.count((persists) -> persists) >= this.quorum),
+				"tell whether they persist their data");
+		int persisting = votes.count((persists) -> persists);
+		if (persisting < this.quorum) {
+			throw new LockException("Redlock cannot lock: "
+					+ shortfall(votes.count((persists) -> !persists), persisting) + " (" + failures(votes) + ")");
+		}
+	}
+
+	/**
+	 * Why fewer than a quorum of nodes voted, e.g. "5 of 5 nodes refused: no persistence
+	 * (...), a quorum is 3" or "only 2 of 5 nodes answered, a quorum is 3".
+	 * @param refused the nodes that refused because they do not persist their data
+	 * @param voted the nodes that answered and took part
+	 */
+	String shortfall(int refused, int voted) {
+		if (refused == 0) {
+			return "only " + voted + " of " + size() + " nodes answered, a quorum is " + this.quorum;
+		}
+		int silent = size() - refused - voted;
+		return refused + " of " + size() + " nodes refused: no persistence (Redlock needs appendonly yes on every "
+				+ "node)" + ((silent > 0) ? ", " + silent + " did not answer" : "")
+				+ ((voted > 0) ? ", " + voted + " took part" : "") + ", a quorum is " + this.quorum;
 	}
 
 	/** Sends a command to every node at once; one reply per node, in node order. */
@@ -137,7 +188,8 @@ final class Nodes implements AutoCloseable {
 				}
 				reasons.add(get(i) + ": " + reason);
 			}
-			else if (votes.answered(i) && votes.value(i) instanceof Grant grant && grant.refused()) {
+			else if (votes.answered(i) && ((votes.value(i) instanceof Grant grant && grant.refused())
+					|| Boolean.FALSE.equals(votes.value(i)))) {
 				reasons.add(get(i) + ": refused, it does not persist its data (aof_enabled:0; Redlock needs "
 						+ "appendonly yes)");
 			}

@@ -51,7 +51,10 @@ import io.lockstep.internal.redis.LockScripts.Call;
  * shares a node with that one, where the counter is now above the token.</li>
  * <li><b>Restart rule</b>: a node whose {@code INFO persistence} does not say
  * {@code aof_enabled:1} refuses to vote, checked atomically inside every acquire, so a
- * node that restarts empty never grants a lock that a quorum still holds.</li>
+ * node that restarts empty never grants a lock that a quorum still holds. The nodes are
+ * also asked when they first answer (a node that does not persist is logged at ERROR at
+ * start-up) and by every {@link #ping}, which fails while fewer than a quorum
+ * persist.</li>
  * </ul>
  */
 final class RedlockStore implements LockStore {
@@ -80,7 +83,7 @@ final class RedlockStore implements LockStore {
 		this.notifications = new Notifications(this.nodes);
 		this.shutdown = shutdown;
 		// in the background: the first lock need not wait for it, and start-up never does
-		this.nodes.connect();
+		this.nodes.connect(settings.requirePersistence());
 	}
 
 	@Override
@@ -219,6 +222,20 @@ final class RedlockStore implements LockStore {
 			}
 		}
 		return values.stream().mapToLong(Long::longValue).toArray();
+	}
+
+	/**
+	 * With the restart rule, asks every node whether it persists its data: fails unless a
+	 * quorum answers that it does (and so could grant a lock).
+	 */
+	@Override
+	public void ping(String key) {
+		if (this.settings.requirePersistence()) {
+			this.nodes.checkPersistence();
+		}
+		else {
+			remainingLease(key);
+		}
 	}
 
 	// --- plumbing and notifications

@@ -102,7 +102,7 @@ class ObservationTests {
 	}
 
 	@Test
-	void timeoutsAndErrorsHaveTheirOutcome(RedisFixture fixture) {
+	void timeoutsSkipsAndErrorsHaveTheirOutcome(RedisFixture fixture) {
 		RedisNode other = fixture.standalone();
 		RedisClient otherClient = TestLocks.client(other);
 		ObservationRegistry registry = ObservationRegistry.create();
@@ -113,7 +113,11 @@ class ObservationTests {
 					.observationRegistry(registry, null)
 					.build()) {
 			try (LockHandle held = holder.acquire("busy")) {
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> observed.withWaitTime(Duration.ofMillis(100)).acquire("busy"));
+				// the caller skips instead of failing: not contention
 				assertThat(observed.withWaitTime(Duration.ofMillis(100)).tryAcquire("busy")).isEmpty();
+				assertThat(observed.tryExecute("busy", (lock) -> "ran")).isEmpty();
 			}
 			other.pause();
 			try {
@@ -123,6 +127,7 @@ class ObservationTests {
 				other.resume();
 			}
 			assertThat(timerCount("lockstep.acquire", "default", "timeout")).isEqualTo(1);
+			assertThat(timerCount("lockstep.acquire", "default", "skipped")).isEqualTo(2);
 			assertThat(timerCount("lockstep.acquire", "default", "error")).isEqualTo(1);
 		}
 		finally {

@@ -43,7 +43,8 @@ class RedlockRestartTests {
 		try (RedisLockTemplate locks = template(nodes, true)) {
 			assertThatExceptionOfType(LockException.class).isThrownBy(() -> locks.tryAcquire("ledger"))
 				.satisfies((ex) -> System.out.printf("Redlock, 3 of 5 nodes without appendonly: %s%n", ex.getMessage()))
-				.withMessageContaining("only 2 of 5 nodes answered")
+				.withMessageContaining("3 of 5 nodes refused: no persistence")
+				.withMessageContaining("2 took part, a quorum is 3")
 				.withMessageContaining(volatileNodes.get(0).uri() + ": refused, it does not persist its data");
 			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
 					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:ledger"))))
@@ -59,6 +60,50 @@ class RedlockRestartTests {
 			assertThat(mostlyPersistent).extracting((node) -> RedlockNodes.has(node, "lockstep:ledger"))
 				.containsExactly(false, false, true, true, true);
 			assertThat(lock.isHeld()).isTrue();
+			// a quorum persists: healthy, though the 2 others are named at ERROR
+			assertThat(locks.ping()).isPositive();
+		}
+	}
+
+	/**
+	 * Nodes without persistence are found when they first answer, before any lock: each
+	 * named at ERROR, the health check failing with the reason; a lock is refused at
+	 * once, worded as the refusal it is.
+	 */
+	@Test
+	void nodesWithoutPersistenceAreNamedAtStartUpAndTheirRefusalIsWordedAsOne(RedisFixture fixture) {
+		List<RedisNode> nodes = fixture.masters(5);
+		Logger logger = (Logger) LoggerFactory.getLogger(Node.class);
+		ListAppender<ILoggingEvent> appender = new ListAppender<>();
+		appender.start();
+		logger.addAppender(appender);
+		try (RedisLockTemplate locks = template(nodes, true)) {
+			assertThat(RedlockNodes.eventually(Duration.ofSeconds(10), () -> errors(appender).size() >= 5))
+				.as("ERRORs before any lock: %s", errors(appender))
+				.isTrue();
+			List<String> errors = errors(appender);
+			errors.forEach((error) -> System.out.printf("Redlock at start-up: %s%n", error));
+			for (RedisNode node : nodes) {
+				assertThat(errors).filteredOn((error) -> error.startsWith("Redlock node " + node.uri() + " "))
+					.singleElement()
+					.asString()
+					.contains("does not persist its data");
+			}
+			assertThatExceptionOfType(LockException.class).isThrownBy(locks::ping)
+				.satisfies((ex) -> System.out.printf("Redlock health: %s%n", ex.getMessage()))
+				.withMessageStartingWith("Redlock cannot lock: 5 of 5 nodes refused: no persistence")
+				.withMessageContaining(nodes.get(4).uri() + ": refused, it does not persist its data");
+			long start = System.nanoTime();
+			assertThatExceptionOfType(LockException.class).isThrownBy(() -> locks.tryAcquire("ledger"))
+				.satisfies((ex) -> System.out.printf("Redlock lock in %d ms: %s%n",
+						(System.nanoTime() - start) / 1_000_000, ex.getMessage()))
+				.withMessageContaining("5 of 5 nodes refused: no persistence")
+				.withMessageContaining("a quorum is 3")
+				.withMessageNotContaining("answered");
+			assertThat(errors(appender)).as("each node is named once").hasSize(5);
+		}
+		finally {
+			logger.detachAppender(appender);
 		}
 	}
 
@@ -149,6 +194,14 @@ class RedlockRestartTests {
 		finally {
 			logger.detachAppender(appender);
 		}
+	}
+
+	private static List<String> errors(ListAppender<ILoggingEvent> appender) {
+		return List.copyOf(appender.list)
+			.stream()
+			.filter((event) -> event.getLevel() == Level.ERROR)
+			.map(ILoggingEvent::getFormattedMessage)
+			.toList();
 	}
 
 	private static List<String> warnings(ListAppender<ILoggingEvent> appender) {

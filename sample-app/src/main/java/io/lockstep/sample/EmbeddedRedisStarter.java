@@ -28,9 +28,9 @@ import org.springframework.core.env.MapPropertySource;
  * when the application closes: after the web server has let the requests in flight finish
  * (graceful shutdown) and after every bean, the lock client included, was destroyed. It
  * is registered as the context's first disposable bean, and the context destroys those in
- * reverse order. {@code lockstep.sample.embedded-redis=false} turns this off.
- * Ahead-of-time processing ({@code process-aot}) starts none: it only prepares the
- * context, which connects to nothing.
+ * reverse order. {@code sample.embedded-redis=false} turns this off. Ahead-of-time
+ * processing ({@code process-aot}) starts none: it only prepares the context, which
+ * connects to nothing.
  */
 class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 
@@ -57,7 +57,7 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 	}
 
 	private synchronized void start(ConfigurableEnvironment environment) {
-		if (this.server != null || !environment.getProperty("lockstep.sample.embedded-redis", Boolean.class, true)
+		if (this.server != null || !environment.getProperty("sample.embedded-redis", Boolean.class, true)
 				|| Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
 			return;
 		}

@@ -6,7 +6,6 @@ import io.lockstep.DistributedLock;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockTemplate;
 
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -24,11 +23,10 @@ public class InventoryService {
 
 	private final Duration processingTime;
 
-	InventoryService(InventoryRepository repository, LockTemplate locks,
-			@Value("${lockstep.sample.processing-time:3ms}") Duration processingTime) {
+	InventoryService(InventoryRepository repository, LockTemplate locks, SampleProperties properties) {
 		this.repository = repository;
 		this.locks = locks;
-		this.processingTime = processingTime;
+		this.processingTime = properties.getProcessingTime();
 	}
 
 	/**

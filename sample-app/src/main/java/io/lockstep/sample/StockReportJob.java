@@ -15,7 +15,9 @@ import org.springframework.stereotype.Component;
  * it, the ones that find the lock taken skip the run at once, and the lock stays taken
  * for the report's minimum hold (a little shorter than the interval) even though the
  * report itself takes milliseconds, so that an instance whose schedule ticks a little
- * later does not run it again.
+ * later does not run it again. The durations are {@code sample.report-interval},
+ * {@code sample.report-initial-delay} and {@code sample.report-min-hold}
+ * ({@link SampleProperties}, whose defaults the placeholders repeat).
  */
 @Component
 public class StockReportJob {
@@ -30,10 +32,9 @@ public class StockReportJob {
 		this.repository = repository;
 	}
 
-	@Scheduled(fixedRateString = "${lockstep.sample.report-interval:30s}",
-			initialDelayString = "${lockstep.sample.report-initial-delay:5s}")
-	@DistributedLock(key = "'stock-report'", minHoldTime = "${lockstep.sample.report-min-hold:25s}",
-			onLocked = OnLocked.SKIP)
+	@Scheduled(fixedRateString = "${sample.report-interval:30s}",
+			initialDelayString = "${sample.report-initial-delay:5s}")
+	@DistributedLock(key = "'stock-report'", minHoldTime = "${sample.report-min-hold:25s}", onLocked = OnLocked.SKIP)
 	public void report() {
 		this.runs.incrementAndGet();
 		this.repository.products()

@@ -31,7 +31,7 @@ class GracefulShutdownTests {
 	@Test
 	void theEmbeddedRedisStopsAfterTheWebServerHasDrained() throws Exception {
 		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
-			.properties("server.port=0", "lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms",
+			.properties("server.port=0", "sample.report-interval=1h", "sample.processing-time=5ms",
 					"lockstep.locks.stock.wait-time=2s")
 			.run();
 		int redisPort;

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import org.junit.jupiter.api.AfterEach;
@@ -22,14 +23,14 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The sample application end to end over HTTP, against a real redis-server process.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "lockstep.lease-time=3s", "lockstep.sample.report-interval=1h",
-				"lockstep.sample.report-initial-delay=1h", "lockstep.sample.report-min-hold=1s",
-				"lockstep.sample.processing-time=5ms" })
+		properties = { "lockstep.lease-time=3s", "sample.report-interval=1h", "sample.report-initial-delay=1h",
+				"sample.report-min-hold=1s", "sample.processing-time=5ms" })
 class InventoryApplicationTests extends RealRedis {
 
 	private final ExecutorService otherInstance = Executors.newSingleThreadExecutor();
@@ -92,7 +93,9 @@ class InventoryApplicationTests extends RealRedis {
 		post("/api/demo?sku=mug&orders=5&stock=5&instances=1&locked=true");
 		AutoCloseable holder = holdElsewhere(this.locks.named("stock"), "mug");
 		try {
-			assertThat(this.locks.named("stock").withWaitTime(Duration.ofMillis(50)).tryAcquire("mug")).isEmpty();
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.locks.named("stock").withWaitTime(Duration.ofMillis(50)).acquire("mug"));
+			assertThat(this.locks.named("stock").tryAcquire("mug")).isEmpty();
 			Map<String, Object> endpoint = get("/actuator/locks");
 			System.out.printf("/actuator/locks: %s%n", endpoint);
 			@SuppressWarnings("unchecked")
@@ -118,6 +121,7 @@ class InventoryApplicationTests extends RealRedis {
 		assertThat(metric.get("availableTags").toString()).contains("tag=outcome")
 			.contains("acquired")
 			.contains("timeout")
+			.contains("skipped")
 			.contains("tag=lock")
 			.contains("stock");
 		String prometheus = http().get().uri("/actuator/prometheus").retrieve().body(String.class);

@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Tag("browser")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "lockstep.sample.report-interval=1h", "lockstep.sample.processing-time=5ms" })
+		properties = { "sample.report-interval=1h", "sample.processing-time=5ms" })
 class InventoryPageBrowserTests extends RealRedis {
 
 	private static final Path CHROMIUM = Path.of(System.getProperty("lockstep.test.chromium", "/usr/bin/chromium"));

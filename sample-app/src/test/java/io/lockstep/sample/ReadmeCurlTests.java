@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * installed, else by sending the same request from Java.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "lockstep.sample.report-interval=1h" })
+		properties = { "sample.report-interval=1h" })
 class ReadmeCurlTests extends RealRedis {
 
 	@LocalServerPort

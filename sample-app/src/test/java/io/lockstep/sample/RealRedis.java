@@ -15,7 +15,7 @@ import org.springframework.test.context.TestPropertySource;
  * class.
  */
 @DirtiesContext
-@TestPropertySource(properties = "lockstep.sample.embedded-redis=false")
+@TestPropertySource(properties = "sample.embedded-redis=false")
 abstract class RealRedis {
 
 	private static RedisFixture fixture;

@@ -19,7 +19,7 @@ public class TestSampleApplication {
 
 	private static String[] withoutEmbeddedRedis(String[] args) {
 		String[] all = Arrays.copyOf(args, args.length + 1);
-		all[args.length] = "--lockstep.sample.embedded-redis=false";
+		all[args.length] = "--sample.embedded-redis=false";
 		return all;
 	}
 

@@ -55,6 +55,9 @@ abstract class Acquirer implements Wake {
 
 	private final long minHoldNanos;
 
+	/** Whether a caller that finds the lock held skips its work (outcome "skipped"). */
+	private final boolean skips;
+
 	final long grantedMillis;
 
 	final long maxHoldMillis;
@@ -74,7 +77,7 @@ abstract class Acquirer implements Wake {
 	volatile Waiter waiter;
 
 	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
+			long minHoldNanos, boolean skips) {
 		this.context = context;
 		this.store = context.store();
 		this.wakeUps = context.wakeUps();
@@ -85,6 +88,7 @@ abstract class Acquirer implements Wake {
 		this.leaseNanos = leaseNanos;
 		this.renewed = renewed;
 		this.minHoldNanos = minHoldNanos;
+		this.skips = skips;
 		this.grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, context.maxHoldNanos())));
 		this.maxHoldMillis = (context.maxHoldNanos() != Long.MAX_VALUE)
 				? TimeUnit.NANOSECONDS.toMillis(context.maxHoldNanos()) : 0;
@@ -168,7 +172,7 @@ abstract class Acquirer implements Wake {
 			fencingToken = grant.fencingTokens()[0];
 		}
 		else if (done.phase() == Acquisition.Phase.TIMED_OUT) {
-			outcome = LockObservationContext.TIMEOUT;
+			outcome = this.skips ? LockObservationContext.SKIPPED : LockObservationContext.TIMEOUT;
 		}
 		else {
 			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;

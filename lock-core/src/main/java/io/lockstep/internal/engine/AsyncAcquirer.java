@@ -38,8 +38,8 @@ final class AsyncAcquirer extends Acquirer {
 	private long timerNumber;
 
 	AsyncAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos) {
-		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+			long minHoldNanos, boolean skips) {
+		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
 		this.threads = context.threads().get();
 	}
 

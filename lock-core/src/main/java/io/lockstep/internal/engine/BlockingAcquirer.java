@@ -16,8 +16,8 @@ final class BlockingAcquirer extends Acquirer {
 	private final Thread thread = Thread.currentThread();
 
 	BlockingAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos,
-			boolean renewed, long minHoldNanos) {
-		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos);
+			boolean renewed, long minHoldNanos, boolean skips) {
+		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
 	}
 
 	/**

@@ -118,6 +118,18 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 		return Optional.ofNullable(acquire(this.settings.lockId(key), 0, false));
 	}
 
+	/**
+	 * Acquires the keys (one or several, all or nothing) for a caller that skips its work
+	 * when another owner holds the lock ({@code onLocked = SKIP}): waits up to this
+	 * copy's wait time, then returns {@code null} instead of throwing, and the
+	 * acquisition is observed as {@code skipped}, not {@code timeout}.
+	 * @return the handle, or {@code null} when not acquired within the wait time
+	 */
+	public LockHandle acquireOrSkip(List<String> keys) {
+		LockId id = (keys.size() == 1) ? this.settings.lockId(keys.get(0)) : this.settings.lockId(keys);
+		return acquire(id, this.settings.waitNanos(), false);
+	}
+
 	private LockHandle acquire(LockId id, long waitNanos, boolean throwOnTimeout) {
 		return this.engine.acquire(id, this.settings.lockName(), waitNanos, this.settings.leaseTime().toNanos(),
 				!this.settings.fixedLease(), this.settings.minHoldNanos(), throwOnTimeout);

@@ -131,6 +131,11 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	}
 
 	@Override
+	public void verifyBeforeCommit() {
+		this.releases.verifyBeforeCommit(this.id, this.parts);
+	}
+
+	@Override
 	public boolean interruptedByLoss() {
 		return this.call.interrupted();
 	}

@@ -82,7 +82,8 @@ public final class LockEngine implements AutoCloseable {
 		this.leases = new Leases(storage.store(), this.observations, this.events);
 		this.waiters = new Waiters(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
-		this.releases = new Releases(storage.store(), this.waiters, this.events, keyPrefix, this::asyncThreads);
+		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, keyPrefix,
+				this::asyncThreads);
 		this.context = new AcquireContext(storage.store(), storage.wakeUps(), this.waiters, this.observations,
 				this.leases, this.releases, this::asyncThreads,
 				(maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE);
@@ -94,6 +95,9 @@ public final class LockEngine implements AutoCloseable {
 	 * @param renewed whether the watchdog renews the lease (else it is fixed)
 	 * @param minHoldNanos how long after acquisition the keys stay taken when released
 	 * earlier, or 0
+	 * @param throwOnTimeout whether a wait that ran out throws; else it returns
+	 * {@code null}, for a caller that skips its work (observed as {@code skipped}, not
+	 * {@code timeout})
 	 * @return the handle, or {@code null} when not acquired and not
 	 * {@code throwOnTimeout}
 	 */
@@ -114,7 +118,7 @@ public final class LockEngine implements AutoCloseable {
 		if (!missing.isEmpty()) {
 			long start = System.nanoTime();
 			Lease acquired = new BlockingAcquirer(this.context, LockId.of(missing), lockName, waitNanos, leaseNanos,
-					renewed, minHoldNanos)
+					renewed, minHoldNanos, !throwOnTimeout)
 				.acquire();
 			if (acquired == null) {
 				if (throwOnTimeout) {
@@ -136,10 +140,13 @@ public final class LockEngine implements AutoCloseable {
 	 * {@code null} when the wait elapsed while another owner held the lock, or
 	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
 	 * waiting, and a grant that races with the cancellation is released
+	 * @param skips whether the caller skips its work when the wait runs out (observed as
+	 * {@code skipped}, not {@code timeout})
 	 */
 	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, long leaseNanos,
-			boolean renewed, long minHoldNanos) {
-		return new AsyncAcquirer(this.context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos).start();
+			boolean renewed, long minHoldNanos, boolean skips) {
+		return new AsyncAcquirer(this.context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips)
+			.start();
 	}
 
 	/** The leases the current call holds, by key. */
@@ -215,14 +222,16 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Reads the remaining lease of the reserved key {@code <key-prefix>__ping}: one cheap
-	 * round trip, bounded like every blocking operation of the store.
+	 * Asks the store one cheap question ({@link LockStore#ping}, about the reserved key
+	 * {@code <key-prefix>__ping}): one round trip, bounded like every blocking operation
+	 * of the store.
 	 * @return how long the answer took
-	 * @throws LockException when the storage does not answer in time
+	 * @throws LockException when the storage does not answer in time or refuses locks or
+	 * refuses locks
 	 */
 	public Duration ping() {
 		long start = System.nanoTime();
-		this.storage.store().remainingLease(this.keyPrefix + PING_KEY);
+		this.storage.store().ping(this.keyPrefix + PING_KEY);
 		return Duration.ofNanos(System.nanoTime() - start);
 	}
 

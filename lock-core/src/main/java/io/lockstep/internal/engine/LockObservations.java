@@ -64,6 +64,10 @@ final class LockObservations {
 		held.event(LockObservationDocumentation.Events.RELEASE_FAILED);
 	}
 
+	void precommitFailed(Observation held) {
+		held.event(LockObservationDocumentation.Events.PRECOMMIT_FAILED);
+	}
+
 	private Observation start(LockObservationDocumentation documentation, LockObservationContext.Kind kind, String key,
 			String lockName) {
 		LockObservationContext context = new LockObservationContext(kind, key, lockName);

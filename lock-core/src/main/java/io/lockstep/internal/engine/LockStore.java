@@ -57,6 +57,16 @@ public interface LockStore extends AutoCloseable {
 	/** The remaining lease of a key held by anyone, in ms; negative when not held. */
 	long remainingLease(String key);
 
+	/**
+	 * Asks the storage one cheap question, as a health check: whether it answers and
+	 * could grant a lock. Default: the remaining lease of the key.
+	 * @throws io.lockstep.LockException when it does not answer in time, fails, or
+	 * refuses locks
+	 */
+	default void ping(String key) {
+		remainingLease(key);
+	}
+
 	/** The bound on every blocking operation. */
 	Duration commandTimeout();
 

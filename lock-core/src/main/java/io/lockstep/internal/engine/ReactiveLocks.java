@@ -58,33 +58,34 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 	@Override
 	public <T> Mono<T> execute(String key, Function<? super LockHandle, ? extends Mono<T>> work) {
 		Assert.notNull(work, "'work' must not be null");
-		return Mono.defer(
-				() -> locked(this.settings.lockId(key), this.settings.waitNanos(), work, Flux::error).singleOrEmpty());
+		return Mono.defer(() -> locked(this.settings.lockId(key), this.settings.waitNanos(), false, work, Flux::error)
+			.singleOrEmpty());
 	}
 
 	@Override
 	public <T> Mono<T> executeAll(Collection<String> keys, Function<? super LockHandle, ? extends Mono<T>> work) {
 		Assert.notNull(work, "'work' must not be null");
-		return Mono.defer(
-				() -> locked(this.settings.lockId(keys), this.settings.waitNanos(), work, Flux::error).singleOrEmpty());
+		return Mono.defer(() -> locked(this.settings.lockId(keys), this.settings.waitNanos(), false, work, Flux::error)
+			.singleOrEmpty());
 	}
 
 	@Override
 	public <T> Flux<T> executeMany(String key, Function<? super LockHandle, ? extends Publisher<T>> work) {
 		Assert.notNull(work, "'work' must not be null");
-		return Flux.defer(() -> locked(this.settings.lockId(key), this.settings.waitNanos(), work, Flux::error));
+		return Flux.defer(() -> locked(this.settings.lockId(key), this.settings.waitNanos(), false, work, Flux::error));
 	}
 
 	@Override
 	public <T> Mono<T> tryExecute(String key, Function<? super LockHandle, ? extends Mono<T>> work) {
 		Assert.notNull(work, "'work' must not be null");
-		return Mono.defer(() -> locked(this.settings.lockId(key), 0, work, (ex) -> Flux.<T>empty()).singleOrEmpty());
+		return Mono
+			.defer(() -> locked(this.settings.lockId(key), 0, true, work, (ex) -> Flux.<T>empty()).singleOrEmpty());
 	}
 
 	@Override
 	public <T> Flux<T> tryExecuteMany(String key, Function<? super LockHandle, ? extends Publisher<T>> work) {
 		Assert.notNull(work, "'work' must not be null");
-		return Flux.defer(() -> locked(this.settings.lockId(key), 0, work, (ex) -> Flux.<T>empty()));
+		return Flux.defer(() -> locked(this.settings.lockId(key), 0, true, work, (ex) -> Flux.<T>empty()));
 	}
 
 	/**
@@ -92,15 +93,19 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 	 * to this copy's wait time; when not acquired in time, streams what
 	 * {@code notAcquired} returns instead (for {@code @DistributedLock}: an error, an
 	 * empty stream or the fallback).
+	 * @param skips whether {@code notAcquired} skips the work ({@code onLocked = SKIP}):
+	 * the acquisition is then observed as {@code skipped}, not {@code timeout}
 	 */
 	public <T> Flux<T> executeMany(Collection<String> keys, Function<? super LockHandle, ? extends Publisher<T>> work,
-			Function<? super LockAcquisitionException, ? extends Publisher<T>> notAcquired) {
+			Function<? super LockAcquisitionException, ? extends Publisher<T>> notAcquired, boolean skips) {
 		Assert.notNull(work, "'work' must not be null");
 		Assert.notNull(notAcquired, "'notAcquired' must not be null");
-		return Flux.defer(() -> locked(this.settings.lockId(keys), this.settings.waitNanos(), work, notAcquired));
+		return Flux
+			.defer(() -> locked(this.settings.lockId(keys), this.settings.waitNanos(), skips, work, notAcquired));
 	}
 
-	private <T> Flux<T> locked(LockId id, long waitNanos, Function<? super LockHandle, ? extends Publisher<T>> work,
+	private <T> Flux<T> locked(LockId id, long waitNanos, boolean skips,
+			Function<? super LockHandle, ? extends Publisher<T>> work,
 			Function<? super LockAcquisitionException, ? extends Publisher<T>> notAcquired) {
 		return Flux.deferContextual((context) -> {
 			LockHandle outer = context.getOrDefault(LockHandle.class, null);
@@ -110,7 +115,7 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 				return Flux.from(work.apply(held));
 			}
 			return Flux
-				.usingWhen(acquire(id, waitNanos), (handle) -> guarded(handle, work),
+				.usingWhen(acquire(id, waitNanos, skips), (handle) -> guarded(handle, work),
 						(handle) -> Mono.fromFuture(handle.closeAsync()),
 						(handle, error) -> quietly(handle.closeAsync()), (handle) -> quietly(handle.closeAsync()))
 				.onErrorResume(NotAcquired.class, (ex) -> notAcquired.apply(ex.exception));
@@ -147,12 +152,12 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 			}));
 	}
 
-	private Mono<LeaseHandle> acquire(LockId id, long waitNanos) {
+	private Mono<LeaseHandle> acquire(LockId id, long waitNanos, boolean skips) {
 		return Mono.create((sink) -> {
 			long start = System.nanoTime();
 			CompletableFuture<LeaseHandle> acquisition = this.engine.acquireAsync(id, this.settings.lockName(),
 					waitNanos, this.settings.leaseTime().toNanos(), !this.settings.fixedLease(),
-					this.settings.minHoldNanos());
+					this.settings.minHoldNanos(), skips);
 			sink.onCancel(() -> {
 				if (!acquisition.cancel(false)) {
 					// granted just before the cancel: the subscriber will not release it

@@ -32,14 +32,18 @@ final class Releases {
 
 	private final LeaseEvents events;
 
+	private final LockObservations observations;
+
 	private final String keyPrefix;
 
 	private final Supplier<AsyncThreads> threads;
 
-	Releases(LockStore store, Waiters waiters, LeaseEvents events, String keyPrefix, Supplier<AsyncThreads> threads) {
+	Releases(LockStore store, Waiters waiters, LeaseEvents events, LockObservations observations, String keyPrefix,
+			Supplier<AsyncThreads> threads) {
 		this.store = store;
 		this.waiters = waiters;
 		this.events = events;
+		this.observations = observations;
 		this.keyPrefix = keyPrefix;
 		this.threads = threads;
 	}
@@ -202,6 +206,30 @@ final class Releases {
 			if (state != Lease.State.HELD && state != Lease.State.RELEASED && state != Lease.State.EXPIRING) {
 				throw new LockLostException(lease.id().display(),
 						(lease.reason() != null) ? lease.reason() : "it is no longer held (" + state + ")");
+			}
+		}
+	}
+
+	/**
+	 * Confirms every lease before the transaction the call runs in commits, like
+	 * {@link #verify}; a check the storage did not answer (unreachable, failing) is
+	 * counted ({@code precommit.failed}, on the held lock's observation) and named, and
+	 * the transaction rolls back as for a lost lease.
+	 * @throws LockLostException when a lease was lost
+	 * @throws LockException when a lease could not be confirmed
+	 */
+	void verifyBeforeCommit(LockId id, List<Lease> parts) {
+		for (Lease lease : parts) {
+			try {
+				verify(List.of(lease));
+			}
+			catch (LockLostException ex) {
+				throw ex;
+			}
+			catch (LockException ex) {
+				this.observations.precommitFailed(lease.observation());
+				throw new LockException("Could not confirm the lock before commit ('" + id.display()
+						+ "'), so the transaction rolls back: " + ex.getMessage(), ex);
 			}
 		}
 	}

@@ -172,6 +172,14 @@ public final class LockCommands implements AutoCloseable {
 			.thenApply((values) -> values.get(parameter));
 	}
 
+	/**
+	 * {@code INFO <section>} of the server (in a Cluster: of the node asked); never
+	 * blocks.
+	 */
+	public CompletableFuture<String> infoAsync(String section) {
+		return this.connection.send((commands) -> commands.info(section));
+	}
+
 	public long pttl(String key) {
 		return await(this.connection.send((commands) -> commands.pttl(key.getBytes(StandardCharsets.UTF_8))),
 				"read the lease of '" + key + "'");

@@ -4,6 +4,7 @@ import java.util.function.Consumer;
 
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.CallContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,8 +12,10 @@ import org.springframework.transaction.support.TransactionSynchronization;
 
 /**
  * Binds a lock taken inside an active transaction to it: confirms the lock in Redis
- * before the commit (a lost lease throws {@link io.lockstep.LockLostException}, so the
- * transaction rolls back) and releases it only after the transaction completed.
+ * before the commit (a lost lease throws {@link io.lockstep.LockLostException}, a check
+ * Redis did not answer a {@link LockException} saying it could not confirm the lock
+ * before commit, counted as {@code lockstep.precommit.failed}: either way the transaction
+ * rolls back) and releases it only after the transaction completed.
  */
 public final class TransactionBoundRelease implements TransactionSynchronization {
 
@@ -30,7 +33,12 @@ public final class TransactionBoundRelease implements TransactionSynchronization
 
 	@Override
 	public void beforeCommit(boolean readOnly) {
-		this.handle.verifyHeld();
+		if (this.handle instanceof CallContext.Entry entry) {
+			entry.verifyBeforeCommit();
+		}
+		else {
+			this.handle.verifyHeld();
+		}
 	}
 
 	@Override

@@ -48,7 +48,7 @@ class AcquirerDriversReviewTests {
 		CompletableFuture<LockStore.Attempt> never = new CompletableFuture<>();
 		this.backend.asyncReplies.add(never);
 		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(LockId.of("k"), "job", ms(5000), ms(30_000),
-				false, 0);
+				false, 0, false);
 		assertThat(this.backend.attempts.get()).isEqualTo(1);
 		first.cancel(false);
 		assertThat(this.backend.leaves).as("the cancel left the queue").hasSize(1);
@@ -133,7 +133,7 @@ class AcquirerDriversReviewTests {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
 		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000),
-				false, 0);
+				false, 0, false);
 		assertThatThrownBy(() -> acquiring.get(6, TimeUnit.SECONDS)).as("ended within 6 s, the wait being 3 s")
 			.isInstanceOf(ExecutionException.class);
 		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
@@ -149,7 +149,7 @@ class AcquirerDriversReviewTests {
 	void afterAnErrorOnAWorkerTheKeyIsStillAcquirable() throws Exception {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
-		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000), false, 0);
+		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000), false, 0, false);
 		assertThat(this.backend.failedAttempt.await(5, TimeUnit.SECONDS)).as("its second attempt threw").isTrue();
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
