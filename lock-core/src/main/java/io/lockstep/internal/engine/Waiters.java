@@ -132,8 +132,8 @@ final class Waiters {
 
 		private final String key;
 
-		/** The owner token it asks with; changes only under the monitor. */
-		private String owner;
+		/** The owner token it asks with. */
+		private final String owner;
 
 		/** Whether the lock is handed to it (it hears of that, not of releases). */
 		private final boolean handOffs;
@@ -155,15 +155,6 @@ final class Waiters {
 
 		String key() {
 			return this.key;
-		}
-
-		/**
-		 * It asks with a new owner token from now on (hand-offs to the old one are void).
-		 */
-		void owner(String owner) {
-			synchronized (Waiters.this.waiting) {
-				this.owner = owner;
-			}
 		}
 
 		/** It asks again now: the next release wakes it again. */
