@@ -26,15 +26,18 @@ import org.jspecify.annotations.Nullable;
 public interface LockTemplate {
 
 	/**
-	 * Runs the callback holding the lock, waiting up to the wait time for it. The lock is
-	 * released when the callback returns; inside an active Spring transaction, only when
-	 * that transaction completes, and it is confirmed in Redis before the commit (a lost
-	 * lease then rolls the transaction back with {@link LockLostException}).
+	 * Runs the callback holding the lock, waiting up to the wait time while another owner
+	 * holds it (Redis trouble is not waited for). The lock is released when the callback
+	 * returns; inside an active Spring transaction, only when that transaction completes,
+	 * and it is confirmed in Redis before the commit (a lost lease then rolls the
+	 * transaction back with {@link LockLostException}).
 	 * @throws LockAcquisitionException if the lock was not acquired within the wait time
 	 * @throws LockLostException if the lease was lost while the callback ran (after it
 	 * returned)
 	 * @throws LockKeyException if the key is {@code null}, empty or too long
-	 * @throws LockException if Redis cannot be reached; the callback does not run
+	 * @throws LockException if Redis cannot be reached, does not answer within the
+	 * command timeout or refuses the command: at the first failed attempt, not after the
+	 * wait time; the callback does not run
 	 */
 	<T extends @Nullable Object> T execute(String key, LockCallback<T> callback);
 
@@ -52,8 +55,11 @@ public interface LockTemplate {
 	<T> Optional<T> tryExecute(String key, LockCallback<@Nullable T> callback);
 
 	/**
-	 * Acquires the lock, waiting up to the wait time; close the handle to release it.
+	 * Acquires the lock, waiting up to the wait time while another owner holds it; close
+	 * the handle to release it.
 	 * @throws LockAcquisitionException if the lock was not acquired within the wait time
+	 * @throws LockException if Redis failed, at once (see
+	 * {@link #execute(String, LockCallback)})
 	 */
 	LockHandle acquire(String key);
 

@@ -28,7 +28,8 @@ public class LockstepProperties {
 	private String keyPrefix = "lockstep:";
 
 	/**
-	 * Default time to wait for a lock, for @DistributedLock and LockTemplate.
+	 * Default time to wait for a lock held by another owner, for @DistributedLock and
+	 * LockTemplate. A Redis failure is not waited for: the call fails at once.
 	 */
 	private Duration waitTime = Duration.ofSeconds(5);
 

@@ -122,9 +122,10 @@ public final class RedisLockTemplateBuilder
 
 	/**
 	 * Requires {@code replicas} replicas to acknowledge every acquisition ({@code WAIT})
-	 * within {@code timeout}, else the acquisition is undone and fails (and is retried
-	 * while the wait time lasts); 0 (the default) checks nothing. Narrows, but does not
-	 * close, the window in which a failover loses a lock (single master and Sentinel).
+	 * within {@code timeout}, else the acquisition is undone and fails at once (a wait is
+	 * spent only on a lock held by another owner); 0 (the default) checks nothing.
+	 * Narrows, but does not close, the window in which a failover loses a lock (single
+	 * master and Sentinel).
 	 */
 	public RedisLockTemplateBuilder replicaAcknowledgements(int replicas, Duration timeout) {
 		Assert.isTrue(replicas >= 0, "'replicas' must not be negative");

@@ -93,12 +93,21 @@ class ClusterAclTests {
 		}
 	}
 
+	/**
+	 * A client of the ACL user with its first connection made (topology read, event loops
+	 * started), which can take longer on a loaded machine than the 300 ms command
+	 * timeout, and a lock's call that fails is not retried.
+	 */
 	private static RedisClusterClient client(Cluster cluster) {
-		return RedisClusterClient.create(RedisURI.builder()
+		RedisClusterClient client = RedisClusterClient.create(RedisURI.builder()
 			.withHost("127.0.0.1")
 			.withPort(cluster.masters().get(0).port())
 			.withAuthentication("locker", "secret".toCharArray())
 			.build());
+		try (var connection = client.connect()) {
+			connection.sync().ping();
+		}
+		return client;
 	}
 
 }

@@ -77,10 +77,10 @@ class ClusterLockTests {
 		String version = fixture.redisVersion();
 		boolean sharded = version.matches(".*v=([7-9]|\\d\\d)\\..*");
 		Cluster cluster = fixture.cluster(3, 0);
-		RedisClusterClient client = RedisClusterClient
-			.create(RedisURI.create("127.0.0.1", cluster.masters().get(0).port()));
-		RedisClusterClient otherClient = RedisClusterClient
-			.create(RedisURI.create("127.0.0.1", cluster.masters().get(1).port()));
+		RedisClusterClient client = warmed(
+				RedisClusterClient.create(RedisURI.create("127.0.0.1", cluster.masters().get(0).port())));
+		RedisClusterClient otherClient = warmed(
+				RedisClusterClient.create(RedisURI.create("127.0.0.1", cluster.masters().get(1).port())));
 		try (RedisLockTemplate locks = RedisLockTemplate.builder(client)
 			.leaseTime(Duration.ofSeconds(2))
 			.commandTimeout(Duration.ofMillis(600))
@@ -110,6 +110,18 @@ class ClusterLockTests {
 			client.shutdown();
 			otherClient.shutdown();
 		}
+	}
+
+	/**
+	 * The client with its first connection made (topology read, event loops started),
+	 * which can take longer on a loaded machine than the 600 ms command timeout, and a
+	 * lock's call that fails is not retried.
+	 */
+	private static RedisClusterClient warmed(RedisClusterClient client) {
+		try (var connection = client.connect()) {
+			connection.sync().ping();
+		}
+		return client;
 	}
 
 	private int mutualExclusion(RedisLockTemplate locks, RedisLockTemplate other) throws Exception {

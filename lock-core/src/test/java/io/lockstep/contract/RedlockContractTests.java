@@ -1,5 +1,6 @@
 package io.lockstep.contract;
 
+import java.time.Duration;
 import java.util.List;
 
 import io.lettuce.core.RedisURI;
@@ -27,8 +28,11 @@ class RedlockContractTests extends LockContract {
 		List<RedisNode> masters = fixture.masters(5, "--appendonly", "yes");
 		this.masters = masters;
 		List<RedisURI> uris = masters.stream().map((node) -> RedisURI.create(node.host(), node.port())).toList();
-		RedisLockTemplate a = Redlock.builder(uris).build();
-		RedisLockTemplate b = Redlock.builder(uris).build();
+		// a node timeout with margins for a busy machine: a quorum that does not answer
+		// in
+		// time fails the call (it is not retried)
+		RedisLockTemplate a = Redlock.nodes(uris).nodeTimeout(Duration.ofMillis(500)).builder().build();
+		RedisLockTemplate b = Redlock.nodes(uris).nodeTimeout(Duration.ofMillis(500)).builder().build();
 		closer.add(a);
 		closer.add(b);
 		return List.of(a, b);

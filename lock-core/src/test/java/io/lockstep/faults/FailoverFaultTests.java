@@ -85,10 +85,11 @@ class FailoverFaultTests {
 			RedisLockTemplate holder = template(sentinelClient(sentinels), scenario, LEASE);
 			RedisLockTemplate contender = template(sentinelClient(sentinels), null, LEASE);
 			try (holder; contender) {
-				// connects (and learns the server's version) with a wait, so that a first
-				// command slower than the 500 ms command timeout (a loaded machine) is
-				// retried
-				contender.withWaitTime(Duration.ofSeconds(10)).acquire("warm-up").close();
+				// connects (and learns the server's version), called again for up to 10
+				// s,
+				// so that a first command slower than the 500 ms command timeout (a
+				// loaded machine) is made again
+				Protection.LOCK_AND_FENCING.acquire(contender, "warm-up", Duration.ofSeconds(10)).close();
 				// the warm-up's release reaches the replica first: a release the replica
 				// never received would leave the warm-up key taken there, after the
 				// promotion, until its lease ends
@@ -126,10 +127,11 @@ class FailoverFaultTests {
 			RedisLockTemplate holder = template(clusterClient(cluster), scenario, CLUSTER_LEASE);
 			RedisLockTemplate contender = template(clusterClient(cluster), null, CLUSTER_LEASE);
 			try (holder; contender) {
-				// connects (and learns the server's version) with a wait, so that a first
-				// command slower than the 500 ms command timeout (a loaded machine) is
-				// retried
-				contender.withWaitTime(Duration.ofSeconds(10)).acquire("warm-up").close();
+				// connects (and learns the server's version), called again for up to 10
+				// s,
+				// so that a first command slower than the 500 ms command timeout (a
+				// loaded machine) is made again
+				Protection.LOCK_AND_FENCING.acquire(contender, "warm-up", Duration.ofSeconds(10)).close();
 				RedisNode[] victim = new RedisNode[1];
 				RedisNode[] heir = new RedisNode[1];
 				return scenario.run(protection, holder, contender, new Scenario.Fault() {

@@ -144,9 +144,10 @@ class RedlockFaultMatrixTests {
 		}
 	}
 
+	/** One lock per template, called again for up to 10 s while the nodes connect. */
 	private static void warmUp(RedisLockTemplate... templates) {
 		for (RedisLockTemplate template : templates) {
-			template.withWaitTime(Duration.ofSeconds(10)).acquire("warm-up").close();
+			Protection.LOCK_AND_FENCING.acquire(template, "warm-up", Duration.ofSeconds(10)).close();
 		}
 	}
 

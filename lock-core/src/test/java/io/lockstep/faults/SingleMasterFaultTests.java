@@ -330,6 +330,11 @@ class SingleMasterFaultTests {
 	private RedisLockTemplate template(int port, Scenario scenario) {
 		RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", port));
 		this.clients.add(client);
+		// its first connection (event loops started) can take longer on a loaded machine
+		// than the 250 ms command timeout, and a lock's call that fails is not retried
+		try (var connection = client.connect()) {
+			connection.sync().ping();
+		}
 		var builder = RedisLockTemplate.builder(client).leaseTime(LEASE).commandTimeout(COMMAND_TIMEOUT);
 		if (scenario != null) {
 			builder.lockLostListener(scenario.lossListener());

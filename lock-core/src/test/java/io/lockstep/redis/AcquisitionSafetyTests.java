@@ -30,9 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The guarded work runs only under a grant of the caller's current owner token. A waiter
  * queued under owner token O whose re-check times out (its command connection's replies
  * are held back, while its hand-off messages still arrive) gives O up — its leave frees
- * whatever Redis handed to O — and asks on under a new token: the hand-off to O that
- * arrived meanwhile is void, and must never let the work run while another client can
- * take the lock.
+ * whatever Redis handed to O — and fails with the timeout (only a lock held by another
+ * owner is waited for): the hand-off to O that arrived meanwhile is void, and must never
+ * let the work run while another client can take the lock.
  */
 @RedisTest
 class AcquisitionSafetyTests {

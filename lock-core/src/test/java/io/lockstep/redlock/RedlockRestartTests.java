@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * The restart rule: nodes must persist their data. A node without {@code appendonly yes}
@@ -105,6 +106,48 @@ class RedlockRestartTests {
 		finally {
 			logger.detachAppender(appender);
 		}
+	}
+
+	/**
+	 * A refusal that cannot change is not waited for: with a 30 s wait and a quorum of
+	 * nodes without persistence, the call fails at its first attempt. Each attempt reads
+	 * {@code INFO persistence} once inside the acquire script on every node, so the
+	 * {@code INFO} calls of a refusing node count the attempts.
+	 */
+	@Test
+	void aWaitingCallFailsAtOnceWhenAQuorumOfNodesDoesNotPersist(RedisFixture fixture) {
+		List<RedisNode> volatileNodes = fixture.masters(3);
+		List<RedisNode> nodes = new ArrayList<>(volatileNodes);
+		nodes.addAll(RedlockNodes.persistent(fixture, 2));
+		Duration commandTimeout = Duration.ofSeconds(1);
+		try (RedisLockTemplate locks = template(nodes, true)) {
+			long infoBefore = infoCalls(volatileNodes.get(0));
+			long start = System.nanoTime();
+			Throwable failure = catchThrowable(
+					() -> locks.withWaitTime(Duration.ofSeconds(30)).execute("ledger", (lock) -> "ran"));
+			long millis = (System.nanoTime() - start) / 1_000_000;
+			// the INFO that read the count before is counted too
+			long attempts = infoCalls(volatileNodes.get(0)) - infoBefore - 1;
+			System.out.printf(
+					"Redlock, 3 of 5 nodes without appendonly, wait time 30 s: failed in %d ms after %d "
+							+ "attempt(s) (command timeout %d ms): %s%n",
+					millis, attempts, commandTimeout.toMillis(), (failure != null) ? failure.getMessage() : null);
+			assertThat(failure).isExactlyInstanceOf(LockException.class)
+				.hasMessageContaining("Could not acquire lock 'lockstep:ledger'")
+				.hasMessageContaining(volatileNodes.get(0).uri() + ": refused, it does not persist its data");
+			assertThat(attempts).as("attempts").isEqualTo(1);
+			assertThat(millis).isLessThan(commandTimeout.toMillis() + 2_000);
+		}
+	}
+
+	/** The {@code INFO} commands the node ran, those of scripts included. */
+	private static long infoCalls(RedisNode node) {
+		String stat = node.info("commandstats").get("cmdstat_info");
+		if (stat == null) {
+			return 0;
+		}
+		String calls = stat.split(",")[0];
+		return Long.parseLong(calls.substring(calls.indexOf('=') + 1));
 	}
 
 	@Test

@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
 /**
  * What the two drivers of an {@link Acquisition} share: the lock's terms, the events that
  * reach it from its local queue ({@link Wake}: put in the inbox, then the driver is
- * woken), the side effects of a step (the asking gate, the undo, the owner token of the
- * local waiter) and the ending (the lease of a grant, the observation). Only the driver's
- * one thread at a time touches the machine and the fields here, except the inbox.
+ * woken), the side effects of a step (the asking gate, the undo) and the ending (the
+ * lease of a grant, the observation). Only the driver's one thread at a time touches the
+ * machine and the fields here, except the inbox.
  */
 abstract class Acquirer implements Wake {
 
@@ -133,9 +133,6 @@ abstract class Acquirer implements Wake {
 				logger.debug("Undoing an attempt on '{}' failed; what it took expires on its own", this.id.display(),
 						ex);
 			}
-		}
-		if (step.newOwner() != null && this.waiter != null) {
-			this.waiter.owner(step.newOwner());
 		}
 		if (step.action() instanceof Acquisition.Send && this.waiter != null) {
 			this.waiter.rearm();

@@ -28,9 +28,10 @@ import io.lockstep.LockException;
  * the last attempt whose reply left the owner queued before the hand-off came (the grant
  * followed it); one that would leave less than half its lease is confirmed by one more
  * attempt first.</li>
- * <li>A failed attempt is undone (it may still run later); a failed attempt that may have
- * queued the owner leaves the queue and switches to a new owner token, so hand-offs to
- * the old one are void.</li>
+ * <li>Only a lock held by another owner is waited for: a failed attempt (the storage
+ * refused it, failed or did not answer in time) ends the acquisition at once with its
+ * failure, whatever is left of the wait. The attempt is undone (it may still run later),
+ * and leaves the queue when it may have queued the owner.</li>
  * <li>Every ending undoes what may be held or queued under the owner token: a queue
  * entry, a hand-off not taken, an attempt on its way.</li>
  * </ul>
@@ -39,7 +40,7 @@ final class Acquisition {
 
 	enum Phase {
 
-		ASKING, REGISTERING, WAITING, BACKING_OFF, ACQUIRED, TIMED_OUT, FAILED, ABORTED;
+		ASKING, REGISTERING, WAITING, ACQUIRED, TIMED_OUT, FAILED, ABORTED;
 
 		boolean isEnded() {
 			return ordinal() >= ACQUIRED.ordinal();
@@ -70,7 +71,9 @@ final class Acquisition {
 	record Held(long holderTtlMillis, int blockingIndex, long fencingCounter) implements Event {
 	}
 
-	/** The attempt failed or timed out; it may still run later. */
+	/**
+	 * The attempt failed or timed out; it may still run later. It ends the acquisition.
+	 */
 	record AttemptFailed(LockException failure) implements Event {
 	}
 
@@ -136,10 +139,10 @@ final class Acquisition {
 	}
 
 	/**
-	 * The answer to an event: end the first caller's asking gate, undo, switch the local
-	 * waiter to a new owner token, then the action ({@code null}: go on as before).
+	 * The answer to an event: end the first caller's asking gate, undo, then the action
+	 * ({@code null}: go on as before).
 	 */
-	record Step(boolean endAsking, Undo undo, String newOwner, Action action) {
+	record Step(boolean endAsking, Undo undo, Action action) {
 	}
 
 	/**
@@ -154,7 +157,8 @@ final class Acquisition {
 	 * @param notifies whether release notifications work now (else the head polls)
 	 * @param drift the storage's clock-drift allowance of a lease
 	 * @param tokens new owner tokens
-	 * @param jitter a random delay in {@code [max / 2, max]} for a given max
+	 * @param jitter a random delay in {@code [max / 2, max]} for a given max (the polling
+	 * of a head that is not notified)
 	 */
 	record Terms(LockId id, long waitNanos, long grantedMillis, long maxHoldNanos, boolean handOff,
 			BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens, LongUnaryOperator jitter) {
@@ -169,10 +173,6 @@ final class Acquisition {
 	private static final long MIN_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
 	private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-	private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-
-	private static final long MAX_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
 	private final Terms terms;
 
@@ -221,10 +221,6 @@ final class Acquisition {
 
 	private long pollNanos = MIN_POLL_NANOS;
 
-	private long retryNanos = MIN_RETRY_NANOS;
-
-	private int failures;
-
 	Acquisition(Terms terms) {
 		this.terms = terms;
 	}
@@ -258,7 +254,7 @@ final class Acquisition {
 	/** The next step after the event; an ended acquisition ignores every event. */
 	Step on(Event event, long now) {
 		if (this.phase.isEnded()) {
-			return new Step(false, null, null, null);
+			return new Step(false, null, null);
 		}
 		if (event instanceof Aborted aborted) {
 			return abort(aborted.reason());
@@ -273,7 +269,7 @@ final class Acquisition {
 			return held(held, now);
 		}
 		if (event instanceof AttemptFailed failed && this.phase == Phase.ASKING) {
-			return failed(failed.failure(), now);
+			return failed(failed.failure());
 		}
 		if (event instanceof Registered registered && this.phase == Phase.REGISTERING) {
 			this.head = this.head || registered.head();
@@ -286,7 +282,7 @@ final class Acquisition {
 			if (this.phase == Phase.WAITING) {
 				return send(now, this.head);
 			}
-			this.again = this.phase != Phase.BACKING_OFF;
+			this.again = true;
 			return unchanged();
 		}
 		if (event instanceof TimerFired fired && this.waiting != null && fired.timer() == this.waiting.timer()) {
@@ -300,8 +296,8 @@ final class Acquisition {
 		long lease = (granted.grantedMillis() >= 0) ? TimeUnit.MILLISECONDS.toNanos(granted.grantedMillis()) : asked;
 		if (this.sentNanos + lease - this.terms.drift().applyAsLong(lease) - now <= 0) {
 			// the reply came after the lease it granted: the key may be another's now
-			return failed(new LockException("Acquiring lock '" + this.terms.id().display()
-					+ "' was granted, but the reply came after the lease it granted ran out"), now);
+			return failed(new LockException(
+					"the storage granted it, but its reply came after the lease it granted " + "ran out"));
 		}
 		this.inFlight = false;
 		long cap = cap(this.sentNanos);
@@ -340,32 +336,16 @@ final class Acquisition {
 		return this.again ? send(now, this.head) : await(now);
 	}
 
-	private Step failed(LockException failure, long now) {
-		this.inFlight = false;
-		this.failures++;
+	/**
+	 * Ends the acquisition with the attempt's failure: only a lock held by another owner
+	 * is worth waiting for. What the attempt may have taken or queued is undone under the
+	 * owner token it was sent with.
+	 */
+	private Step failed(LockException failure) {
 		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queued);
-		Undo undo = new Undo(this.owner, mayBeQueued);
-		String newOwner = null;
-		if (mayBeQueued) {
-			// left the queue: a hand-off to the old token is void
-			this.owner = this.terms.tokens().get();
-			newOwner = this.owner;
-			this.queued = false;
-			this.pendingHandOff = null;
-		}
-		long left = this.terms.waitNanos() - (now - this.start);
-		if (left <= 0) {
-			LockException reported = (this.failures == 1) ? failure
-					: new LockException(
-							"Could not acquire lock '" + this.terms.id().display() + "' within its wait time: "
-									+ this.failures + " attempts failed, the last with: " + failure.getMessage(),
-							failure);
-			return done(Phase.FAILED, null, reported, undo, newOwner);
-		}
-		long delay = this.terms.jitter().applyAsLong(this.retryNanos);
-		this.retryNanos = Math.min(MAX_RETRY_NANOS, this.retryNanos * 2);
-		this.phase = Phase.BACKING_OFF;
-		return step(undo, newOwner, newWait(now + Math.min(left, delay)));
+		LockException reported = new LockException(
+				"Could not acquire lock '" + this.terms.id().display() + "': " + failure.getMessage(), failure);
+		return done(Phase.FAILED, null, reported, new Undo(this.owner, mayBeQueued));
 	}
 
 	private Step handedOff(HandedOff handOff, long now) {
@@ -419,7 +399,7 @@ final class Acquisition {
 		this.waiting = null;
 		this.sentNanos = now;
 		this.sentEntryMillis = entry;
-		return step(null, null, new Send(this.owner, entry, this.queued));
+		return step(null, new Send(this.owner, entry, this.queued));
 	}
 
 	private Step register(String key) {
@@ -427,7 +407,7 @@ final class Acquisition {
 		this.registeredKey = key;
 		this.head = false;
 		this.waiting = null;
-		return step(null, null, new Register(key, this.owner, this.terms.handOff()));
+		return step(null, new Register(key, this.owner, this.terms.handOff()));
 	}
 
 	/** Waits for its turn: the head re-checks by the holder's lease or periodically. */
@@ -435,7 +415,7 @@ final class Acquisition {
 		this.phase = Phase.WAITING;
 		long deadline = this.start + this.terms.waitNanos();
 		long until = this.head ? Math.min(deadline, now + headWait()) : deadline;
-		return step(null, null, newWait(until));
+		return step(null, newWait(until));
 	}
 
 	private long headWait() {
@@ -458,26 +438,22 @@ final class Acquisition {
 
 	/** Nothing new to do: the wait (if waiting) goes on. */
 	private Step unchanged() {
-		return new Step(false, null, null, this.waiting);
+		return new Step(false, null, this.waiting);
 	}
 
 	private Step done(Phase end, Grant grant, LockException failure, Undo undo) {
-		return done(end, grant, failure, undo, null);
-	}
-
-	private Step done(Phase end, Grant grant, LockException failure, Undo undo, String newOwner) {
 		this.phase = end;
 		this.waiting = null;
 		this.inFlight = false;
-		return step(undo, newOwner, new Done(end, grant, failure));
+		return step(undo, new Done(end, grant, failure));
 	}
 
-	private Step step(Undo undo, String newOwner, Action action) {
+	private Step step(Undo undo, Action action) {
 		boolean endAsking = this.asking && !this.inFlight;
 		if (endAsking) {
 			this.asking = false;
 		}
-		return new Step(endAsking, undo, newOwner, action);
+		return new Step(endAsking, undo, action);
 	}
 
 	private long cap(long from) {

@@ -15,16 +15,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The engine's threads for acquisitions that wait without a thread of their own: one
- * timer thread ({@code lockstep-async-timer}: retries after a back-off, the holder's
- * remaining lease or a periodic re-check; its tasks never block, so it stays a platform
- * thread) and worker threads ({@code lockstep-async-N}) that complete the caller-visible
- * futures, so that the caller's code never runs on the storage client's I/O threads, and
- * that run what may block: a release (bounded by the command timeout), readying the
- * notification channel, an attempt of a store without an asynchronous client. The workers
- * are a few daemon platform threads, or, where the application asked for virtual threads,
- * a virtual thread per task. Handing a task over never blocks the caller (a lock-free
- * queue). A failing task is logged and harms no other. Created on first use, closed with
- * the engine.
+ * timer thread ({@code lockstep-async-timer}: asks again at the holder's remaining lease,
+ * a periodic re-check or a poll; its tasks never block, so it stays a platform thread)
+ * and worker threads ({@code lockstep-async-N}) that complete the caller-visible futures,
+ * so that the caller's code never runs on the storage client's I/O threads, and that run
+ * what may block: a release (bounded by the command timeout), readying the notification
+ * channel, an attempt of a store without an asynchronous client. The workers are a few
+ * daemon platform threads, or, where the application asked for virtual threads, a virtual
+ * thread per task. Handing a task over never blocks the caller (a lock-free queue). A
+ * failing task is logged and harms no other. Created on first use, closed with the
+ * engine.
  */
 final class AsyncThreads implements AutoCloseable {
 

@@ -23,7 +23,7 @@ final class BlockingAcquirer extends Acquirer {
 	/**
 	 * @return the lease, or {@code null} when the wait elapsed while another owner held
 	 * the lock
-	 * @throws LockException when the storage failed until the wait ran out, or the wait
+	 * @throws LockException when an attempt failed (at once: not retried), or the wait
 	 * was interrupted
 	 */
 	Lease acquire() {

@@ -5,13 +5,10 @@ package io.lockstep.internal.engine;
  */
 final class Waiter {
 
-	/** The waiters' monitor, under which the owner token changes. */
-	private final Object monitor;
-
 	private final String key;
 
-	/** The owner token it asks with; changes only under the monitor. */
-	private String owner;
+	/** The owner token it asks with. */
+	private final String owner;
 
 	/** Whether the lock is handed to it (it hears of that, not of releases). */
 	private final boolean handOffs;
@@ -24,8 +21,7 @@ final class Waiter {
 	/** Whether a release of the key woke this waiter while it waited for it. */
 	private volatile boolean woken;
 
-	Waiter(String key, String owner, boolean handOffs, Wake wake, Object monitor) {
-		this.monitor = monitor;
+	Waiter(String key, String owner, boolean handOffs, Wake wake) {
 		this.key = key;
 		this.owner = owner;
 		this.handOffs = handOffs;
@@ -36,21 +32,12 @@ final class Waiter {
 		return this.key;
 	}
 
-	/**
-	 * It asks with a new owner token from now on (hand-offs to the old one are void).
-	 */
-	void owner(String owner) {
-		synchronized (this.monitor) {
-			this.owner = owner;
-		}
-	}
-
 	/** It asks again now: the next release wakes it again. */
 	void rearm() {
 		this.signalled = false;
 	}
 
-	/** The owner token it asks with now (read under the monitor). */
+	/** The owner token it asks with. */
 	String owner() {
 		return this.owner;
 	}

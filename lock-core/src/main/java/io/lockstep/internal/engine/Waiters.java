@@ -103,7 +103,7 @@ final class Waiters {
 	Registration registerAsync(String key, String owner, boolean handOff, Wake wake) {
 		// outside the monitor: connecting may take up to the command timeout
 		this.wakeUps.prepare();
-		Waiter waiter = new Waiter(key, owner, handOff, wake, this.waiting);
+		Waiter waiter = new Waiter(key, owner, handOff, wake);
 		CompletableFuture<?> listening;
 		synchronized (this.waiting) {
 			listening = enqueue(waiter, handOff);

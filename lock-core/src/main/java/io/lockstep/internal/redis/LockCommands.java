@@ -67,6 +67,15 @@ public final class LockCommands implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Starts connecting in the background, so that the first lock does not pay for the
+	 * connection within its command timeout; never blocks. A Redis that does not answer
+	 * yet is tried again by the first command.
+	 */
+	public void connectSoon() {
+		this.connection.send((commands) -> commands.ping());
+	}
+
 	/** Runs a script and returns the future of its reply; never blocks. */
 	public <T> CompletableFuture<T> evalAsync(RedisScript<?> script, List<String> keys, List<String> args) {
 		byte[][] keyBytes = toBytes(keys);

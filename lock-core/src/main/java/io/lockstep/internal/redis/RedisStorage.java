@@ -29,6 +29,10 @@ public final class RedisStorage {
 		ReleaseChannel channel = new ReleaseChannel(client, commandTimeout);
 		Publishing publishing = new Publishing(commands, layout.mayShard(), channel::sharded);
 		String clientId = newClientId();
+		commands.connectSoon();
+		if (acquisitions != commands) {
+			acquisitions.connectSoon();
+		}
 		RedisStore store = new RedisStore(commands, layout, publishing, clientId, acquisitions, replicaAcks,
 				replicaAckTimeout);
 		return new Storage(store, new RedisWakeUps(channel, layout, publishing, clientId));

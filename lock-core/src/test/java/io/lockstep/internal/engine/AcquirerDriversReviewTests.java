@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
+import io.lockstep.LockException;
 import io.lockstep.observation.LockObservationContext;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -120,6 +121,48 @@ class AcquirerDriversReviewTests {
 			handle.close();
 			assertThat(observed.registered()).as("leases left registered (held, renewed, no handle)").isZero();
 		}
+	}
+
+	/**
+	 * Only a lock held by another owner is worth waiting for: a queued waiter whose
+	 * re-check fails ends at once with that failure (not at the end of its 30 s wait),
+	 * after leaving the queue under the owner token it queued with.
+	 */
+	@Test
+	void aBlockingWaiterWhoseRecheckFailsEndsAtOnceAndLeavesTheQueue() {
+		LockException refused = new LockException("Redis failed to acquire 'k': NOPERM");
+		this.backend.replies.add(() -> LockStore.Attempt.held(20_000, 0, 5));
+		this.backend.replies.add(() -> {
+			throw refused;
+		});
+		long start = System.nanoTime();
+		assertThatThrownBy(() -> this.engine.acquire(LockId.of("k"), "job", ms(30_000), ms(30_000), false, 0, true))
+			.isExactlyInstanceOf(LockException.class)
+			.hasMessage("Could not acquire lock 'k': Redis failed to acquire 'k': NOPERM")
+			.hasCause(refused);
+		long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+		assertThat(millis).as("ms to fail (re-check after 500 ms, wait 30 s)").isLessThan(5_000);
+		assertThat(this.backend.attempts.get()).as("attempts").isEqualTo(2);
+		assertThat(this.backend.leaves).as("left the queue under its owner token")
+			.containsExactly(this.backend.lastOwner);
+		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
+	}
+
+	/** The same rule for the asynchronous driver: one attempt, and the future fails. */
+	@Test
+	void aReactiveAcquisitionWhoseAttemptFailsEndsAtOnceAfterOneAttempt() {
+		LockException timedOut = new LockException("Redis did not answer within 1s to acquire 'k'");
+		this.backend.asyncReplies.add(CompletableFuture.failedFuture(timedOut));
+		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(30_000),
+				ms(30_000), false, 0, false);
+		assertThatThrownBy(() -> acquiring.get(5, TimeUnit.SECONDS)).as("ended within 5 s, the wait being 30 s")
+			.isInstanceOf(ExecutionException.class)
+			.cause()
+			.isExactlyInstanceOf(LockException.class)
+			.hasMessage("Could not acquire lock 'k': Redis did not answer within 1s to acquire 'k'")
+			.hasCause(timedOut);
+		assertThat(this.backend.attempts.get()).as("attempts").isEqualTo(1);
+		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
 	}
 
 	/**

@@ -27,6 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * on one key, its queue and its fencing counter, with one ordered connection for the
  * caller's attempts and undos. After every step it checks:
  * <ul>
+ * <li>a failed attempt ends the acquisition at once, with its failure as the cause (only
+ * a lock held by another owner is worth waiting for);</li>
  * <li>the work is entered only with a grant of the caller's current owner token that the
  * storage holds now, whose local deadline is not after the key's expiry in the storage,
  * not already past, and that no command on its way will release;</li>
@@ -103,6 +105,7 @@ class AcquisitionExplorationTests {
 		assertThat(explorer.endings.getOrDefault(Acquisition.Phase.TIMED_OUT, 0)
 				+ explorer.endings.getOrDefault(Acquisition.Phase.ABORTED, 0))
 			.isPositive();
+		assertThat(explorer.endings.getOrDefault(Acquisition.Phase.FAILED, 0)).isPositive();
 	}
 
 	/**
@@ -338,7 +341,15 @@ class AcquisitionExplorationTests {
 				this.reply = null;
 			}
 			this.outstanding = false;
-			feed(new Acquisition.AttemptFailed(new LockException("timed out")));
+			boolean running = this.done == null;
+			LockException failure = new LockException("timed out");
+			feed(new Acquisition.AttemptFailed(failure));
+			// only a lock held by another owner is worth waiting for
+			if (running && (this.done == null || this.done.phase() != Acquisition.Phase.FAILED
+					|| this.done.failure().getCause() != failure)) {
+				violation("a failed attempt that did not end the acquisition with its failure",
+						String.valueOf(this.done));
+			}
 		}
 
 		private void feed(Acquisition.Event event) {

@@ -79,6 +79,37 @@ class AcquisitionReviewTests {
 			.isLessThanOrEqualTo(ms(3) + Acquisition.RECHECK_NANOS);
 	}
 
+	/**
+	 * Only a lock held by another owner is worth waiting for: a queued head whose
+	 * re-check fails ends at once with that failure (its wait has 29 s left), leaving the
+	 * queue under the owner token it queued with; no new token is drawn, and a hand-off
+	 * to the old one that comes later changes nothing.
+	 */
+	@Test
+	void aQueuedWaiterWhoseRecheckFailsEndsAtOnceAndLeavesTheQueueUnderItsToken() {
+		Acquisition machine = machine(30_000);
+		Acquisition.Send first = (Acquisition.Send) machine.start(0, true, true).action();
+		assertThat(first.entryMillis()).as("queued with its first attempt").isPositive();
+		assertThat(machine.on(new Acquisition.Held(20_000, 0, 5), ms(1)).action())
+			.isInstanceOf(Acquisition.Register.class);
+		Acquisition.Wait wait = (Acquisition.Wait) machine.on(new Acquisition.Registered(true), ms(2)).action();
+		Acquisition.Send recheck = (Acquisition.Send) machine.on(new Acquisition.TimerFired(wait.timer()), ms(502))
+			.action();
+		assertThat(recheck.owner()).isEqualTo(first.owner());
+		LockException timedOut = new LockException("Redis did not answer within 2s to acquire 'k'");
+		Acquisition.Step failed = machine.on(new Acquisition.AttemptFailed(timedOut), ms(2502));
+		Acquisition.Done done = (Acquisition.Done) failed.action();
+		assertThat(done.phase()).isEqualTo(Acquisition.Phase.FAILED);
+		assertThat(done.failure())
+			.hasMessage("Could not acquire lock 'k': Redis did not answer within 2s to acquire 'k'")
+			.hasCause(timedOut);
+		assertThat(failed.undo()).isEqualTo(new Acquisition.Undo(first.owner(), true));
+		assertThat(this.tokens.get()).as("owner tokens drawn").isEqualTo(1);
+		assertThat(machine.on(new Acquisition.HandedOff(first.owner(), 7, 30_000), ms(2600)).action())
+			.as("a hand-off after the end")
+			.isNull();
+	}
+
 	private static long ms(long millis) {
 		return TimeUnit.MILLISECONDS.toNanos(millis);
 	}

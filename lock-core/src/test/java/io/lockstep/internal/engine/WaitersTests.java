@@ -58,10 +58,9 @@ class WaitersTests {
 	}
 
 	@Test
-	void aHandOffGoesToTheWaiterThatAsksWithItsOwnerTokenNow() {
+	void aHandOffGoesOnlyToTheWaiterThatAsksWithItsOwnerToken() {
 		Heard heard = new Heard();
-		Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
-		waiter.owner("owner-2");
+		this.waiters.register("lockstep:job", "owner-2", true, heard);
 		this.waiters.handedOff("lockstep:job", "owner-1", 7, 1_000);
 		assertThat(heard.events).isEmpty();
 		this.waiters.handedOff("lockstep:job", "owner-2", 8, 1_000);
