@@ -1,9 +1,6 @@
 package io.lockstep.internal.engine;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import java.util.function.LongUnaryOperator;
-import java.util.function.Supplier;
 
 import io.lockstep.LockException;
 
@@ -36,143 +33,10 @@ import io.lockstep.LockException;
  * entry, a hand-off not taken, an attempt on its way.</li>
  * </ul>
  */
-final class Acquisition {
-
-	enum Phase {
-
-		ASKING, REGISTERING, WAITING, ACQUIRED, TIMED_OUT, FAILED, ABORTED;
-
-		boolean isEnded() {
-			return ordinal() >= ACQUIRED.ordinal();
-		}
-
-	}
-
-	/** What happened. */
-	sealed interface Event
-			permits Granted, Held, AttemptFailed, Registered, HandedOff, Released, Promoted, TimerFired, Aborted {
-
-	}
-
-	/**
-	 * The attempt got every key.
-	 *
-	 * @param grantedMillis the lease the storage set, or negative for the whole lease
-	 * asked
-	 */
-	record Granted(long[] fencingTokens, long grantedMillis) implements Event {
-	}
-
-	/**
-	 * Another owner holds a key: the longest remaining lease, which key blocks, and the
-	 * key's fencing counter as the attempt left it (-1: unknown); a hand-off granted
-	 * after the attempt has a larger fencing token.
-	 */
-	record Held(long holderTtlMillis, int blockingIndex, long fencingCounter) implements Event {
-	}
-
-	/**
-	 * The attempt failed or timed out; it may still run later. It ends the acquisition.
-	 */
-	record AttemptFailed(LockException failure) implements Event {
-	}
-
-	/** It joined the key's local queue; {@code head}: it is the first of its kind. */
-	record Registered(boolean head) implements Event {
-	}
-
-	/** The storage handed the lock to a queued owner token. */
-	record HandedOff(String owner, long fencingToken, long leaseMillis) implements Event {
-	}
-
-	/** A release of the key it waits for. */
-	record Released() implements Event {
-	}
-
-	/** It became the head of the key's local queue. */
-	record Promoted() implements Event {
-	}
-
-	/** The timer of the {@link Wait} with this number ran out. */
-	record TimerFired(long timer) implements Event {
-	}
-
-	/** Cancelled, interrupted, or the client closed. */
-	record Aborted(LockException reason) implements Event {
-	}
-
-	/** What the driver does next. */
-	sealed interface Action permits Send, Register, Wait, Done {
-
-	}
-
-	/**
-	 * One attempt for the owner token.
-	 *
-	 * @param entryMillis how long a queue entry lives (0: the attempt does not queue)
-	 * @param queued whether an earlier attempt of the owner may have queued it
-	 */
-	record Send(String owner, long entryMillis, boolean queued) implements Action {
-	}
-
-	/** Join the key's local queue (leaving the one it is in). */
-	record Register(String key, String owner, boolean handOff) implements Action {
-	}
-
-	/** Wait for an event, at most until then; the timer then fires with this number. */
-	record Wait(long untilNanos, long timer) implements Action {
-	}
-
-	/** The end: {@code grant} when acquired, {@code failure} when failed or aborted. */
-	record Done(Phase phase, Grant grant, LockException failure) implements Action {
-	}
-
-	/**
-	 * The lock granted to the owner token: the lease counts from {@code sentNanos}, and
-	 * no renewal extends it past {@code capNanos}.
-	 */
-	record Grant(String owner, long[] fencingTokens, long sentNanos, long grantedNanos, long capNanos) {
-	}
-
-	/** Release (and, with {@code leave}, leave the queue) under the owner token. */
-	record Undo(String owner, boolean leave) {
-	}
-
-	/**
-	 * The answer to an event: end the first caller's asking gate, undo, then the action
-	 * ({@code null}: go on as before).
-	 */
-	record Step(boolean endAsking, Undo undo, Action action) {
-	}
-
-	/**
-	 * What the protocol needs to know of the lock and the storage.
-	 *
-	 * @param id the lock
-	 * @param waitNanos how long to wait while another owner holds the lock
-	 * @param grantedMillis the lease an attempt asks for
-	 * @param maxHoldNanos the max-hold cap, or {@code Long.MAX_VALUE}
-	 * @param handOff whether the storage hands this lock to a queued owner (a one-key
-	 * lock on a storage that hands off)
-	 * @param notifies whether release notifications work now (else the head polls)
-	 * @param drift the storage's clock-drift allowance of a lease
-	 * @param tokens new owner tokens
-	 * @param jitter a random delay in {@code [max / 2, max]} for a given max (the polling
-	 * of a head that is not notified)
-	 */
-	record Terms(LockId id, long waitNanos, long grantedMillis, long maxHoldNanos, boolean handOff,
-			BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens, LongUnaryOperator jitter) {
-	}
+final class Acquisition implements AcquisitionProtocol {
 
 	/** How long a queue entry lives unless its waiter asks again. */
 	static final long QUEUE_ENTRY_MILLIS = 2000;
-
-	/** The head's longest wait while notified, in case a notification was lost. */
-	static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
-
-	private static final long MIN_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-	private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
 	private final Terms terms;
 
@@ -195,20 +59,8 @@ final class Acquisition {
 
 	private long sentEntryMillis;
 
-	/** Whether a reply left the owner queued (until it leaves the queue). */
-	private boolean queued;
-
-	/** The send time of the last attempt whose reply left the owner queued. */
-	private long queuedSent;
-
-	/** The fencing counter that reply told, or -1: older hand-offs are stale. */
-	private long queuedCounter = -1;
-
-	/** A hand-off that came while an attempt was on its way. */
-	private HandedOff pendingHandOff;
-
-	/** What a pending hand-off counts from when the attempt's reply does not tell. */
-	private long pendingAnchor;
+	/** Its queue entry in storage and the hand-offs to it. */
+	private final QueuedOwner queue = new QueuedOwner();
 
 	/** A release or promotion came while it asked: ask again at once. */
 	private boolean again;
@@ -219,10 +71,12 @@ final class Acquisition {
 
 	private long timers;
 
-	private long pollNanos = MIN_POLL_NANOS;
+	/** How long the head waits before it asks again. */
+	private final HeadWait headWait;
 
 	Acquisition(Terms terms) {
 		this.terms = terms;
+		this.headWait = new HeadWait(terms.notifies(), terms.jitter());
 	}
 
 	Phase phase() {
@@ -273,7 +127,7 @@ final class Acquisition {
 		}
 		if (event instanceof Registered registered && this.phase == Phase.REGISTERING) {
 			this.head = this.head || registered.head();
-			return (this.again || (this.head && !this.queued)) ? send(now, this.head) : await(now);
+			return (this.again || (this.head && !this.queue.queued())) ? send(now, this.head) : await(now);
 		}
 		if (event instanceof Promoted) {
 			this.head = true;
@@ -312,19 +166,12 @@ final class Acquisition {
 	private Step held(Held held, long now) {
 		this.inFlight = false;
 		if (this.sentEntryMillis > 0 && this.terms.handOff()) {
-			this.queued = true;
-			this.queuedSent = this.sentNanos;
-			this.queuedCounter = held.fencingCounter();
+			this.queue.queuedBy(this.sentNanos, held.fencingCounter());
 		}
 		this.holderTtlMillis = held.holderTtlMillis();
-		HandedOff pending = this.pendingHandOff;
-		this.pendingHandOff = null;
-		if (pending != null && held.fencingCounter() < 0) {
-			return takeHandOff(pending, this.pendingAnchor, now);
-		}
-		if (pending != null && pending.fencingToken() > held.fencingCounter()) {
-			// granted after this attempt ran
-			return takeHandOff(pending, this.sentNanos, now);
+		QueuedOwner.Take pending = this.queue.settle(held.fencingCounter(), this.sentNanos);
+		if (pending != null) {
+			return takeHandOff(pending.handOff(), pending.anchor(), now);
 		}
 		if (now - this.start >= this.terms.waitNanos()) {
 			return done(Phase.TIMED_OUT, null, null, leaveIfQueued());
@@ -342,7 +189,7 @@ final class Acquisition {
 	 * owner token it was sent with.
 	 */
 	private Step failed(LockException failure) {
-		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queued);
+		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued());
 		LockException reported = new LockException(
 				"Could not acquire lock '" + this.terms.id().display() + "': " + failure.getMessage(), failure);
 		return done(Phase.FAILED, null, reported, new Undo(this.owner, mayBeQueued));
@@ -355,22 +202,19 @@ final class Acquisition {
 		}
 		if (this.phase == Phase.ASKING) {
 			// counted from before the attempt on its way: the grant may precede it
-			if (this.queued || (this.sentEntryMillis > 0 && this.terms.handOff())) {
-				this.pendingHandOff = handOff;
-				this.pendingAnchor = this.queued ? this.queuedSent : this.sentNanos;
-			}
+			this.queue.arrivedWhileAsking(handOff, this.sentEntryMillis > 0 && this.terms.handOff(), this.sentNanos);
 			return unchanged();
 		}
-		if (!this.queued || handOff.fencingToken() < this.queuedCounter) {
+		if (!this.queue.current(handOff)) {
 			// not queued, or granted before a reply that found the key another's: gone
 			return unchanged();
 		}
-		return takeHandOff(handOff, this.queuedSent, now);
+		return takeHandOff(handOff, this.queue.queuedSent(), now);
 	}
 
 	/** Takes a hand-off, or confirms it by one more attempt when little of it is left. */
 	private Step takeHandOff(HandedOff handOff, long anchor, long now) {
-		this.pendingHandOff = null;
+		this.queue.clearPending();
 		long lease = TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis());
 		long deadline = anchor + lease - this.terms.drift().applyAsLong(lease);
 		if (deadline - now < lease / 2) {
@@ -387,7 +231,7 @@ final class Acquisition {
 	}
 
 	private Undo leaveIfQueued() {
-		return (this.queued || this.pendingHandOff != null) ? new Undo(this.owner, true) : null;
+		return (this.queue.queued() || this.queue.hasPending()) ? new Undo(this.owner, true) : null;
 	}
 
 	private Step send(long now, boolean queue) {
@@ -399,7 +243,7 @@ final class Acquisition {
 		this.waiting = null;
 		this.sentNanos = now;
 		this.sentEntryMillis = entry;
-		return step(null, new Send(this.owner, entry, this.queued));
+		return step(null, new Send(this.owner, entry, this.queue.queued()));
 	}
 
 	private Step register(String key) {
@@ -414,21 +258,8 @@ final class Acquisition {
 	private Step await(long now) {
 		this.phase = Phase.WAITING;
 		long deadline = this.start + this.terms.waitNanos();
-		long until = this.head ? Math.min(deadline, now + headWait()) : deadline;
+		long until = this.head ? Math.min(deadline, now + this.headWait.next(this.holderTtlMillis)) : deadline;
 		return step(null, newWait(until));
-	}
-
-	private long headWait() {
-		long wait = Long.MAX_VALUE;
-		if (this.holderTtlMillis >= 0) {
-			wait = TimeUnit.MILLISECONDS.toNanos(this.holderTtlMillis) + 1_000_000L;
-		}
-		if (!this.terms.notifies().getAsBoolean()) {
-			wait = Math.min(wait, this.terms.jitter().applyAsLong(this.pollNanos));
-			this.pollNanos = Math.min(MAX_POLL_NANOS, this.pollNanos * 2);
-			return wait;
-		}
-		return Math.min(wait, RECHECK_NANOS);
 	}
 
 	private Wait newWait(long untilNanos) {

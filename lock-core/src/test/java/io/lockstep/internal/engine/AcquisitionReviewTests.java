@@ -76,7 +76,7 @@ class AcquisitionReviewTests {
 		Acquisition.Step held = machine.on(new Acquisition.Held(20_000, 0, 5), ms(3));
 		Acquisition.Wait wait = (Acquisition.Wait) held.action();
 		assertThat(wait.untilNanos()).as("the head re-checks within %d ms", 500)
-			.isLessThanOrEqualTo(ms(3) + Acquisition.RECHECK_NANOS);
+			.isLessThanOrEqualTo(ms(3) + HeadWait.RECHECK_NANOS);
 	}
 
 	/**
