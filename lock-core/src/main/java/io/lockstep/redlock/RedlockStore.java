@@ -76,6 +76,7 @@ final class RedlockStore implements LockStore {
 	 */
 	RedlockStore(List<String> names, List<? extends AbstractRedisClient> clients, Duration commandTimeout,
 			String keyPrefix, RedlockSettings settings, Runnable shutdown) {
+		LockScripts.load();
 		this.nodes = new Nodes(names, clients, commandTimeout, settings.nodeTimeout());
 		this.quorum = this.nodes.quorum();
 		this.settings = settings;

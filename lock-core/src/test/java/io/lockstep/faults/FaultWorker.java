@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -61,7 +62,7 @@ public final class FaultWorker {
 			.build()) {
 			// called again while it fails: the first connection of a new JVM can take
 			// longer than the short command timeout, and a failed call is not retried
-			LockHandle lock = retried(() -> locks.acquire(args[3]));
+			LockHandle lock = Retried.call(() -> locks.acquire(args[3]), Duration.ofSeconds(30), Duration.ofMillis(50));
 			report("ACQUIRED " + lock.fencingToken());
 			String line;
 			while ((line = in.readLine()) != null) {
@@ -96,22 +97,6 @@ public final class FaultWorker {
 			load.run(Integer.parseInt(args[3]), Integer.parseInt(args[4]), Integer.parseInt(args[5]),
 					Integer.parseInt(args[6]), Duration.ofMinutes(4));
 			report("RESULT overlaps=" + load.overlaps + " done=" + load.done);
-		}
-	}
-
-	/** Calls again, for up to 30 s, while the call fails with a {@link LockException}. */
-	private static LockHandle retried(Supplier<LockHandle> call) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (true) {
-			try {
-				return call.get();
-			}
-			catch (LockException ex) {
-				if (System.nanoTime() - deadline > 0) {
-					throw ex;
-				}
-				Thread.sleep(50); // a retry delay, not synchronisation
-			}
 		}
 	}
 

@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 
@@ -50,8 +51,10 @@ public final class LockWorker {
 				.build();
 			report("WAITING");
 			held = args[0].equals("wait")
-					? retried(() -> locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]))
-					: retried(() -> locks.acquire(args[2]));
+					? Retried.call(
+							() -> locks.withLeaseTime(Duration.ofMillis(Long.parseLong(args[3]))).acquire(args[2]),
+							Duration.ofSeconds(30), Duration.ofMillis(50))
+					: Retried.call(() -> locks.acquire(args[2]), Duration.ofSeconds(30), Duration.ofMillis(50));
 			report("ACQUIRED " + held.fencingToken());
 			while (true) {
 				LockSupport.park();
@@ -62,7 +65,7 @@ public final class LockWorker {
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
 				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
 				.build();
-			held = retried(() -> locks.acquire(args[2]));
+			held = Retried.call(() -> locks.acquire(args[2]), Duration.ofSeconds(30), Duration.ofMillis(50));
 			report("ACQUIRED " + held.fencingToken());
 			while (true) {
 				LockSupport.park();
@@ -83,26 +86,6 @@ public final class LockWorker {
 		finally {
 			ledgerClient.shutdown();
 			lockClient.shutdown();
-		}
-	}
-
-	/**
-	 * Calls again, for up to 30 s, while the call fails: the first connection of a new
-	 * JVM can take longer than a short command timeout, and a failed call is not retried
-	 * by the lock.
-	 */
-	private static LockHandle retried(Supplier<LockHandle> call) {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (true) {
-			try {
-				return call.get();
-			}
-			catch (LockException ex) {
-				if (System.nanoTime() - deadline > 0) {
-					throw ex;
-				}
-				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // a retry delay
-			}
 		}
 	}
 

@@ -20,6 +20,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
+import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -132,7 +133,7 @@ class RedlockDoneWhenTests {
 				RedisLockTemplate b = template(nodes, lease, Duration.ofMillis(300), Duration.ofSeconds(1))) {
 			b.tryAcquire("warm-up").orElseThrow().close();
 			for (int rep = 0; rep < repetitions; rep++) {
-				LockHandle held = whenAnswered(() -> a.acquire("k"));
+				LockHandle held = Retried.call(() -> a.acquire("k"), Duration.ofSeconds(10), Duration.ofMillis(20));
 				int first = rep % nodes.size();
 				RedisNode granted = Stream
 					.concat(nodes.subList(first, nodes.size()).stream(), nodes.subList(0, first).stream())
@@ -277,22 +278,6 @@ class RedlockDoneWhenTests {
 			throw new UncheckedIOException(ex);
 		}
 		node.restart();
-	}
-
-	/** Calls until enough nodes answer (after a restart), at most 10 s. */
-	private static <T> T whenAnswered(Supplier<T> call) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (true) {
-			try {
-				return call.get();
-			}
-			catch (LockException ex) {
-				if (System.nanoTime() - deadline > 0) {
-					throw ex;
-				}
-				Thread.sleep(20); // a retry backoff, not synchronisation
-			}
-		}
 	}
 
 	private static RedisLockTemplate template(List<RedisNode> nodes, Duration lease, Duration nodeTimeout,

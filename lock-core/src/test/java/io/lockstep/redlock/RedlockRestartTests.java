@@ -10,6 +10,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
@@ -163,13 +164,17 @@ class RedlockRestartTests {
 				node.restart(); // SIGKILL, then a new process on the same port and folder
 			}
 			assertThat(nodes.subList(0, 3)).allMatch((node) -> RedlockNodes.has(node, "lockstep:job"));
-			Optional<LockHandle> other = whenAnswered(() -> second.tryAcquire("job"));
+			Optional<LockHandle> other = Retried.call(() -> second.tryAcquire("job"), Duration.ofSeconds(10),
+					Duration.ofMillis(20));
 			System.out.printf("Redlock, 3 of 5 persistent nodes SIGKILLed and restarted while held: second client "
 					+ "acquired: %s, first still holds: %s%n", other.isPresent(), held.isHeld());
 			assertThat(other).as("a second owner got the lock").isEmpty();
 			assertThat(held.isHeld()).isTrue();
 			held.close(); // a quorum deleted it: no LockLostException
-			assertThat(whenAnswered(() -> second.tryAcquire("job"))).isPresent().get().satisfies(LockHandle::close);
+			assertThat(Retried.call(() -> second.tryAcquire("job"), Duration.ofSeconds(10), Duration.ofMillis(20)))
+				.isPresent()
+				.get()
+				.satisfies(LockHandle::close);
 		}
 	}
 
@@ -291,31 +296,6 @@ class RedlockRestartTests {
 			}
 		}
 		return granted;
-	}
-
-	/**
-	 * Calls until the nodes answer (the clients reconnect to restarted nodes on their
-	 * own), at most 10 s.
-	 */
-	private static <T> T whenAnswered(Supplier<T> call) {
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (true) {
-			try {
-				return call.get();
-			}
-			catch (LockException ex) {
-				if (System.nanoTime() - deadline > 0) {
-					throw ex;
-				}
-				try {
-					Thread.sleep(20); // a retry backoff, not synchronisation
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					throw ex;
-				}
-			}
-		}
 	}
 
 }

@@ -73,6 +73,7 @@ public final class LockEngine implements AutoCloseable {
 	public LockEngine(Storage storage, String keyPrefix, Duration maxHoldTime, List<LockLostListener> listeners,
 			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention,
 			boolean virtualThreads) {
+		OwnerTokens.seed();
 		this.storage = storage;
 		this.keyPrefix = keyPrefix;
 		this.maxHoldTime = maxHoldTime;

@@ -17,6 +17,14 @@ final class OwnerTokens {
 	private OwnerTokens() {
 	}
 
+	/**
+	 * Seeds the generator now (this class's initialization), on the thread that builds an
+	 * engine at start-up, not on a first caller's, which may be a non-blocking thread.
+	 */
+	static void seed() {
+		// the static generator above is seeded once the class is initialized
+	}
+
 	/** A new 128-bit random owner token, in hex. */
 	static String next() {
 		return hex.formatHex(nextToken());

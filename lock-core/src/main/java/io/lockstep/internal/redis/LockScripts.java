@@ -39,6 +39,14 @@ public final class LockScripts {
 	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
 	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
 
+	/**
+	 * Reads the scripts now (this class's initialization), on the thread that builds a
+	 * store at start-up, not on a first caller's, which may be a non-blocking thread.
+	 */
+	public static void load() {
+		// the static fields above are read once the class is initialized
+	}
+
 	/** The lock as messages name it. */
 	public static String quoted(LockId id) {
 		return "'" + id.display() + "'";

@@ -24,6 +24,7 @@ public final class RedisStorage {
 	 */
 	public static Storage create(AbstractRedisClient client, Duration commandTimeout, KeyLayout layout, int replicaAcks,
 			Duration replicaAckTimeout) {
+		LockScripts.load();
 		LockCommands commands = new LockCommands(client, commandTimeout);
 		LockCommands acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : commands;
 		ReleaseChannel channel = new ReleaseChannel(client, commandTimeout);
