@@ -95,4 +95,21 @@ public @interface DistributedLock {
 	 */
 	String minHoldTime() default "";
 
+	/**
+	 * {@link LockMode#READ}: shared with the other readers of the key;
+	 * {@link LockMode#WRITE} (default): exclusive, like a plain lock. Holding the read
+	 * lock and asking for the write lock of the same key fails at once (an upgrade would
+	 * deadlock); asking for the read lock while holding the write lock re-enters. One key
+	 * only: a key expression that evaluates to a collection fails the call.
+	 */
+	LockMode mode() default LockMode.WRITE;
+
+	/**
+	 * A semaphore: up to this many holders of the key at once (with {@code mode} WRITE
+	 * only). Every holder of the key must ask with the same number: another number fails
+	 * the call with a {@link LockException} naming both, and nothing is acquired. Default
+	 * 1: the plain lock.
+	 */
+	int permits() default 1;
+
 }

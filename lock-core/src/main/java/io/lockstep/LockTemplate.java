@@ -111,4 +111,36 @@ public interface LockTemplate {
 	 */
 	LockTemplate withLockName(String lockName);
 
+	/**
+	 * A copy whose locks are read locks: shared with the other readers of the key,
+	 * excluding writers (a plain lock is the key's write lock). A waiting writer is not
+	 * starved: readers that come after it wait behind it. A call that holds a key's read
+	 * lock and asks for its write lock gets a {@link LockException} at once (an upgrade
+	 * would deadlock). Read locks take one key: {@code acquireAll} and {@code executeAll}
+	 * refuse them.
+	 * @throws IllegalArgumentException on a copy with {@link #withPermits(int)} above 1
+	 * @throws UnsupportedOperationException on Redlock, which does not support them
+	 */
+	LockTemplate read();
+
+	/**
+	 * A copy whose locks are write locks: exclusive, excluding readers and writers, like
+	 * the plain lock (the default); asking for the read lock while holding the write lock
+	 * re-enters.
+	 */
+	LockTemplate write();
+
+	/**
+	 * A copy whose locks are semaphores: up to {@code permits} holders of the key at
+	 * once, each with its own lease, fencing token and loss detection. Every holder of
+	 * the key must ask with the same number: another number is a {@link LockException}
+	 * naming both, and nothing is acquired. {@code 1} is the plain lock. Semaphores take
+	 * one key.
+	 * @throws IllegalArgumentException if {@code permits < 1}, or above 1 on a
+	 * {@link #read()} copy
+	 * @throws UnsupportedOperationException above 1 on Redlock, which does not support
+	 * semaphores
+	 */
+	LockTemplate withPermits(int permits);
+
 }

@@ -92,6 +92,15 @@ public interface ReactiveLockTemplate {
 	/** A copy whose locks are reported under {@code lockName}, with keys unchanged. */
 	ReactiveLockTemplate withLockName(String lockName);
 
+	/** See {@link LockTemplate#read()}. */
+	ReactiveLockTemplate read();
+
+	/** See {@link LockTemplate#write()}. */
+	ReactiveLockTemplate write();
+
+	/** See {@link LockTemplate#withPermits(int)}. */
+	ReactiveLockTemplate withPermits(int permits);
+
 	/**
 	 * The fencing token of the innermost lock held by the subscription, read from the
 	 * Reactor {@code Context} (under the key {@code LockHandle.class}); empty outside

@@ -288,6 +288,21 @@ class LockstepAutoConfigurationTests {
 			return this;
 		}
 
+		@Override
+		public LockTemplate read() {
+			return this;
+		}
+
+		@Override
+		public LockTemplate write() {
+			return this;
+		}
+
+		@Override
+		public LockTemplate withPermits(int permits) {
+			return this;
+		}
+
 	}
 
 }

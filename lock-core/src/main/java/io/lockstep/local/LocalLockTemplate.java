@@ -103,6 +103,21 @@ public final class LocalLockTemplate implements LockTemplate, LockMonitor, AutoC
 	}
 
 	@Override
+	public LocalLockTemplate read() {
+		return new LocalLockTemplate(this.store, this.locks.read());
+	}
+
+	@Override
+	public LocalLockTemplate write() {
+		return new LocalLockTemplate(this.store, this.locks.write());
+	}
+
+	@Override
+	public LocalLockTemplate withPermits(int permits) {
+		return new LocalLockTemplate(this.store, this.locks.withPermits(permits));
+	}
+
+	@Override
 	public List<LockInfo> heldLocks() {
 		return this.locks.heldLocks();
 	}

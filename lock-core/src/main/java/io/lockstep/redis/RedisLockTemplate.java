@@ -112,6 +112,21 @@ public final class RedisLockTemplate implements LockTemplate, LockMonitor, AutoC
 	}
 
 	@Override
+	public RedisLockTemplate read() {
+		return new RedisLockTemplate(this.locks.read());
+	}
+
+	@Override
+	public RedisLockTemplate write() {
+		return new RedisLockTemplate(this.locks.write());
+	}
+
+	@Override
+	public RedisLockTemplate withPermits(int permits) {
+		return new RedisLockTemplate(this.locks.withPermits(permits));
+	}
+
+	@Override
 	public List<LockInfo> heldLocks() {
 		return this.locks.heldLocks();
 	}

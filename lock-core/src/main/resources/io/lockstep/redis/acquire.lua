@@ -23,7 +23,9 @@
 --          {1, fence, ttl}  the key already held this owner token (a retried acquire, or a waiter
 --                      the lock was handed to): its lease is refreshed within its cap, and the
 --                      token it was granted with and the lease now set, in ms, are returned
---          {0, pttl, 0, counter}  held by another owner; pttl = its remaining lease in ms, counter =
+--          {-2, permits}  held by a semaphore of that many permits (see holders.lua): not a
+--                      key of exclusive locks; nothing done
+--          {0, pttl, 0, counter}  held by another owner (a writer waits for readers); pttl = its remaining lease in ms, counter =
 --                      the fencing counter as this script left it: a hand-off granted after
 --                      this script has a larger fencing token, one granted before a smaller
 -- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
@@ -54,6 +56,10 @@ if redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', fence) .. 
   return {1, fence}
 end
 local current = redis.call('GET', KEYS[1])
+if string.sub(current, 1, 1) == 's' and string.find(current, '|', 1, true) then
+  -- held by a semaphore's permit holders: another kind of lock (holders.lua)
+  return {-2, tonumber(string.match(current, '^s(%d+)'))}
+end
 local prefix = ARGV[1] .. ':'
 if string.sub(current, 1, #prefix) == prefix then
   local granted, held = string.match(current, '^[^:]*:(%d+):(%d+)')

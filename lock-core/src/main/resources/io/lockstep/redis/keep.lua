@@ -13,7 +13,27 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local kept = 0
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
-  if current and string.sub(current, 1, #prefix) == prefix then
+  if current and holdsShare(current, ARGV[1]) then
+    -- a reader's or permit holder's share: its own lease and cap end then
+    local kind, holders, waited = parseShared(current)
+    local latest
+    holders, latest = liveHolders(KEYS[i], holders, now)
+    local mine = holderOf(holders, ARGV[1])
+    if mine then
+      local ends = now + tonumber(ARGV[2])
+      if mine[4] > 0 and mine[4] < ends then
+        ends = mine[4]
+      end
+      mine[3] = ends
+      mine[4] = ends
+      latest = 0
+      for _, h in ipairs(holders) do
+        latest = math.max(latest, h[3])
+      end
+      storeShared(KEYS[i], kind, holders, waited, latest, now)
+      kept = kept + 1
+    end
+  elseif current and string.sub(current, 1, #prefix) == prefix then
     local head, cap, rest = string.match(current, '^([^:]*:%d+):(%d+)(.*)$')
     local ends = now + tonumber(ARGV[2])
     cap = tonumber(cap)

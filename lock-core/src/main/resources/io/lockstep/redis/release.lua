@@ -14,6 +14,9 @@
 -- ARGV[3]     optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
 -- ARGV[4]     optional: 'queues' (see KEYS)
 -- ARGV[5]     optional: 'leave': the owner also leaves the queues (a waiter that gives up)
+-- A key held by readers or permit holders (holders.lua) loses this owner's share; the last
+-- holder to leave frees it as above, and a semaphore's permit holder that leaves notifies the
+-- key's waiters.
 -- Returns     the number of keys deleted or handed off; a key that expired or belongs to another
 --             owner is left untouched. A hand-off is published on the waiter's channel as
 --             "g:<owner>:<fence>:<lease ms>:<key>". Where the ACL forbids the channel the release
@@ -68,6 +71,41 @@ local function handOff(i)
   end
 end
 
+-- The key is free of this owner and of every other holder: hands it off or deletes it.
+local function free(i, current)
+  local waited = string.sub(current, -2) == ':w'
+  if not (waited and queues and message ~= '' and handOff(i)) then
+    redis.call('DEL', KEYS[i])
+    if waited and message ~= '' then
+      redis.pcall(publish, KEYS[i], message)
+    end
+  end
+end
+
+-- One of several holders (a reader or a permit holder) leaves; the last one frees the key.
+local function leaveShare(i, current)
+  local kind, holders, waited = parseShared(current)
+  local others = {}
+  for _, h in ipairs(holders) do
+    if h[1] ~= ARGV[1] then
+      others[#others + 1] = h
+    end
+  end
+  local latest = 0
+  if #others > 0 then
+    others, latest = liveHolders(KEYS[i], others, clock())
+  end
+  if #others == 0 then
+    free(i, current)
+    return
+  end
+  storeShared(KEYS[i], kind, others, waited, latest, clock())
+  if waited and message ~= '' and kind ~= 'r' then
+    -- a permit is free: its waiters try again (a writer waits for the last reader)
+    redis.pcall(publish, KEYS[i], message)
+  end
+end
+
 local released = 0
 for i = 1, n do
   if queues and ARGV[5] == 'leave' then
@@ -77,13 +115,10 @@ for i = 1, n do
   local current = redis.call('GET', KEYS[i])
   if current and string.sub(current, 1, #prefix) == prefix then
     released = released + 1
-    local waited = string.sub(current, -2) == ':w'
-    if not (waited and queues and message ~= '' and handOff(i)) then
-      redis.call('DEL', KEYS[i])
-      if waited and message ~= '' then
-        redis.pcall(publish, KEYS[i], message)
-      end
-    end
+    free(i, current)
+  elseif current and holdsShare(current, ARGV[1]) then
+    released = released + 1
+    leaveShare(i, current)
   end
 end
 return released

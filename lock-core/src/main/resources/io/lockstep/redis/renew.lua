@@ -3,14 +3,41 @@
 -- KEYS[1..n]  lock keys
 -- ARGV[2i-1]  the owner token of KEYS[i]
 -- ARGV[2i]    the new lease of KEYS[i] in milliseconds
+-- A share of a key held by readers or permit holders (holders.lua) is renewed on its own.
 -- Returns     {r1, ..., rn}: the lease granted in ms (> 0); 0 the key is gone or held by
 --             another owner (lost); -1 the cap allows no extension (the key expires by it)
 local now = nil
+
+-- Renews one share of a key held by readers or permit holders (holders.lua): its own
+-- lease within its own cap; the key lives until the latest lease.
+local function renewShare(key, current, owner, asked)
+  local kind, holders, waited = parseShared(current)
+  now = now or serverMillis()
+  local latest
+  holders, latest = liveHolders(key, holders, now)
+  local mine = holderOf(holders, owner)
+  if not mine then
+    return 0
+  end
+  local ttl = asked
+  if mine[4] > 0 then
+    ttl = math.min(ttl, mine[4] - now)
+  end
+  if ttl <= 0 then
+    return -1
+  end
+  mine[3] = now + ttl
+  storeShared(key, kind, holders, waited, math.max(latest, mine[3]), now)
+  return ttl
+end
+
 local result = {}
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
   local prefix = ARGV[2 * i - 1] .. ':'
-  if current and string.sub(current, 1, #prefix) == prefix then
+  if current and holdsShare(current, ARGV[2 * i - 1]) then
+    result[i] = renewShare(KEYS[i], current, ARGV[2 * i - 1], tonumber(ARGV[2 * i]))
+  elseif current and string.sub(current, 1, #prefix) == prefix then
     local ttl = tonumber(ARGV[2 * i])
     local cap = tonumber(string.match(current, '^[^:]*:%d+:(%d+)'))
     if cap and cap > 0 then

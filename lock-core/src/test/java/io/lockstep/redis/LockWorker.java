@@ -27,6 +27,11 @@ import io.lockstep.LockHandle;
  * parks until killed;</li>
  * <li>{@code wait-renewed <lockPort> <key> <leaseMillis>}: the same with a watchdog lease
  * (renewed while held).</li>
+ * <li>{@code contend-shared <lockPort> <ledgerPort> <key> <threads> <iterations> <mode>}:
+ * like {@code contend} with {@link SharedContention} ({@code mode} {@code rw} or
+ * {@code sem:<n>}); prints {@code RESULT violations=.. reused=.. done=.. most=..};</li>
+ * <li>{@code hold-read <lockPort> <key> <leaseMillis>}: like {@code hold}, as a
+ * reader.</li>
  * </ul>
  */
 public final class LockWorker {
@@ -60,11 +65,12 @@ public final class LockWorker {
 				LockSupport.park();
 			}
 		}
-		if (args[0].equals("hold")) {
-			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
+		if (args[0].equals("hold") || args[0].equals("hold-read")) {
+			RedisLockTemplate built = RedisLockTemplate.builder(lockClient)
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
 				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
 				.build();
+			RedisLockTemplate locks = args[0].equals("hold-read") ? built.read() : built;
 			held = Retried.call(() -> locks.acquire(args[2]), Duration.ofSeconds(30), Duration.ofMillis(50));
 			report("ACQUIRED " + held.fencingToken());
 			while (true) {
@@ -72,6 +78,10 @@ public final class LockWorker {
 			}
 		}
 		RedisClient ledgerClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[2])));
+		if (args[0].equals("contend-shared")) {
+			contendShared(args, lockClient, ledgerClient);
+			return;
+		}
 		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient).waitTime(Duration.ofMinutes(2)).build()) {
 			Contention contention = new Contention(locks, ledgerClient.connect().sync(), args[3]);
 			report("READY");
@@ -82,6 +92,26 @@ public final class LockWorker {
 			contention.run(Integer.parseInt(args[4]), Integer.parseInt(args[5]), Duration.ofMinutes(5));
 			report("RESULT overlaps=" + contention.overlaps + " violations=" + contention.tokenViolations + " done="
 					+ contention.done);
+		}
+		finally {
+			ledgerClient.shutdown();
+			lockClient.shutdown();
+		}
+	}
+
+	private static void contendShared(String[] args, RedisClient lockClient, RedisClient ledgerClient)
+			throws Exception {
+		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient).waitTime(Duration.ofMinutes(2)).build()) {
+			SharedContention contention = new SharedContention(locks, ledgerClient.connect().sync(), args[3],
+					SharedContention.permitsOf(args[6]));
+			report("READY");
+			BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			if (!"GO".equals(in.readLine())) {
+				throw new IllegalStateException("expected GO");
+			}
+			contention.run(Integer.parseInt(args[4]), Integer.parseInt(args[5]), Duration.ofMinutes(5));
+			report("RESULT violations=" + contention.violations + " reused=" + contention.reused + " done="
+					+ contention.done + " most=" + contention.mostInside);
 		}
 		finally {
 			ledgerClient.shutdown();

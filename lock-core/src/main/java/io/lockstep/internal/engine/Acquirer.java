@@ -94,8 +94,17 @@ abstract class Acquirer implements Wake {
 				? TimeUnit.NANOSECONDS.toMillis(context.maxHoldNanos()) : 0;
 		this.handOffMillis = renewed ? Math.min(this.grantedMillis, HAND_OFF_GRANT_MILLIS) : this.grantedMillis;
 		this.machine = new Acquisition(new Acquisition.Terms(id, waitNanos, this.grantedMillis, context.maxHoldNanos(),
-				id.size() == 1 && this.store.handsOff(), this.wakeUps::notifies, this.store::driftNanos,
-				OwnerTokens::next, Acquirer::jitter));
+				handsOff(id, this.store), this.wakeUps::notifies, this.store::driftNanos, OwnerTokens::next,
+				Acquirer::jitter));
+	}
+
+	/**
+	 * Whether the store hands this lock to its queued waiter: a one-key exclusive lock on
+	 * a store that hands off. Readers and permit holders wait for a release notification
+	 * instead (a release may admit several of them).
+	 */
+	private static boolean handsOff(LockId id, LockStore store) {
+		return id.size() == 1 && id.sharing().exclusive() && store.handsOff();
 	}
 
 	/** Puts the event in the inbox and wakes the driver. */
@@ -105,7 +114,7 @@ abstract class Acquirer implements Wake {
 	final Acquisition.Action begin() {
 		this.observation = this.context.observations().startAcquire(this.id.display(), this.lockName);
 		boolean first = this.id.size() == 1 && this.waitNanos > 0 && this.waiters.beginAsking(this.id.first());
-		boolean hears = first && this.store.handsOff() && this.wakeUps.hearsHandOffs(this.id.first());
+		boolean hears = first && handsOff(this.id, this.store) && this.wakeUps.hearsHandOffs(this.id.first());
 		return apply(this.machine.start(System.nanoTime(), first, hears));
 	}
 

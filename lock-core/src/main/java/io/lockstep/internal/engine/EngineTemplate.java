@@ -11,6 +11,7 @@ import java.util.function.Function;
 import io.lockstep.LockCallback;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
+import io.lockstep.LockMode;
 import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.transaction.LockRelease;
@@ -163,6 +164,41 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 	@Override
 	public EngineTemplate withLockName(String lockName) {
 		return copy(this.settings.withLockName(lockName));
+	}
+
+	@Override
+	public EngineTemplate read() {
+		return shared(LockMode.READ, this.settings.sharing().permits(), "read()");
+	}
+
+	@Override
+	public EngineTemplate write() {
+		return shared(LockMode.WRITE, this.settings.sharing().permits(), "write()");
+	}
+
+	@Override
+	public EngineTemplate withPermits(int permits) {
+		return shared(this.settings.sharing().mode(), permits, "withPermits(" + permits + ")");
+	}
+
+	private EngineTemplate shared(LockMode mode, int permits, String view) {
+		return copy(sharedSettings(this.engine, this.settings, mode, permits, view));
+	}
+
+	/**
+	 * The settings of a read, write or semaphore view.
+	 * @throws IllegalArgumentException for a read lock with permits, or permits below 1
+	 * @throws UnsupportedOperationException for a read lock or semaphore on a store that
+	 * cannot share keys (Redlock)
+	 */
+	static LockSettings sharedSettings(LockEngine engine, LockSettings settings, LockMode mode, int permits,
+			String view) {
+		LockSettings shared = settings.withSharing(mode, permits, view);
+		if (!shared.sharing().exclusive() && !engine.store().shares()) {
+			throw new UnsupportedOperationException(view + ": " + shared.sharing().describe()
+					+ " is not supported by this lock store (Redlock supports exclusive locks only)");
+		}
+		return shared;
 	}
 
 	// --- LockMonitor

@@ -71,7 +71,7 @@ final class Leases implements Lease.Transitions {
 			.sorted(Comparator.comparing(Lease::acquiredAt))
 			.map((lease) -> new LockInfo(lease.id().display(), lease.lockName(), lease.fencingToken(lease.id().first()),
 					lease.acquiredAt(), Duration.ofNanos(Math.max(0, lease.deadlineNanos() - now)), lease.renewed(),
-					lease.holderThread(), lease.depth()))
+					lease.holderThread(), lease.depth(), lease.id().sharing().mode(), lease.id().sharing().permits()))
 			.toList();
 	}
 

@@ -110,6 +110,7 @@ public final class LockEngine implements AutoCloseable {
 		for (String key : id.keys()) {
 			Lease lease = held.get(key);
 			if (lease != null) {
+				lease.id().sharing().checkReentry(id.sharing(), key);
 				parts.add(lease);
 			}
 			else {
@@ -118,7 +119,7 @@ public final class LockEngine implements AutoCloseable {
 		}
 		if (!missing.isEmpty()) {
 			long start = System.nanoTime();
-			Lease acquired = new BlockingAcquirer(this.context, LockId.of(missing), lockName, waitNanos, leaseNanos,
+			Lease acquired = new BlockingAcquirer(this.context, id.withKeys(missing), lockName, waitNanos, leaseNanos,
 					renewed, minHoldNanos, !throwOnTimeout)
 				.acquire();
 			if (acquired == null) {

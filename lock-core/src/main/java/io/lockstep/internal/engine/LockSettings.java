@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.lockstep.LockKeyException;
+import io.lockstep.LockMode;
 import io.lockstep.internal.DurationFormat;
 
 import org.springframework.util.Assert;
@@ -25,9 +26,10 @@ import org.springframework.util.Assert;
  * @param minHoldTime how long after acquisition a released lock stays taken, or
  * {@link Duration#ZERO} for none
  * @param overrides per-name wait, lease and minimum hold
+ * @param sharing how the copy's locks share their key (plain, read, semaphore)
  */
 public record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
-		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides) {
+		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides, Sharing sharing) {
 
 	/** The longest key (prefix, name and key) accepted, in UTF-8 bytes. */
 	public static final int MAX_KEY_BYTES = 1024;
@@ -63,12 +65,12 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	LockSettings withLockName(String lockName) {
 		Assert.hasText(lockName, "'lockName' must not be empty");
 		return new LockSettings(this.keyPrefix, this.name, lockName, this.waitTime, this.leaseTime, this.fixedLease,
-				this.minHoldTime, this.overrides);
+				this.minHoldTime, this.overrides, this.sharing);
 	}
 
 	LockSettings withWaitTime(Duration waitTime) {
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, checkWait(waitTime, "waitTime"),
-				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides);
+				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides, this.sharing);
 	}
 
 	/**
@@ -78,7 +80,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		checkLease(leaseTime, "leaseTime");
 		checkMinHoldWithin(this.minHoldTime, leaseTime, "the fixed 'leaseTime'");
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, leaseTime, true,
-				this.minHoldTime, this.overrides);
+				this.minHoldTime, this.overrides, this.sharing);
 	}
 
 	/**
@@ -96,7 +98,24 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 			checkMinHoldWithin(minHoldTime, maxHoldTime, "the max-hold-time");
 		}
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
-				this.fixedLease, minHoldTime, this.overrides);
+				this.fixedLease, minHoldTime, this.overrides, this.sharing);
+	}
+
+	/**
+	 * @param permits checked by {@link Sharing}
+	 * @param view the template call, for messages
+	 * @throws IllegalArgumentException as {@link Sharing} does, naming the call
+	 */
+	LockSettings withSharing(LockMode mode, int permits, String view) {
+		Sharing sharing;
+		try {
+			sharing = (mode == LockMode.READ) ? new Sharing(mode, permits) : Sharing.permits(permits);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException(view + ": " + ex.getMessage(), ex);
+		}
+		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
+				this.fixedLease, this.minHoldTime, this.overrides, sharing);
 	}
 
 	LockSettings named(String name) {
@@ -115,7 +134,8 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		if (fixed) {
 			checkMinHoldWithin(minHold, lease, "the fixed 'leaseTime'");
 		}
-		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, minHold, this.overrides);
+		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, minHold, this.overrides,
+				this.sharing);
 	}
 
 	public static Duration checkWait(Duration waitTime, String what) {
@@ -202,7 +222,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 
 	/** The lock of one key. */
 	LockId lockId(String key) {
-		return LockId.of(redisKey(key));
+		return LockId.of(redisKey(key), this.sharing);
 	}
 
 	/**
@@ -212,6 +232,10 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	LockId lockId(Collection<String> keys) {
 		if (keys == null || keys.isEmpty()) {
 			throw new LockKeyException("Lock keys must not be null or empty, got " + keys);
+		}
+		if (!this.sharing.exclusive()) {
+			throw new IllegalArgumentException("Read locks and semaphores take one key, but " + this.sharing.describe()
+					+ " was asked for " + keys.size() + " keys " + keys);
 		}
 		List<String> full = new ArrayList<>(keys.size());
 		int index = 0;

@@ -89,6 +89,14 @@ public interface LockStore extends AutoCloseable {
 		return false;
 	}
 
+	/**
+	 * Whether the store keeps read locks and semaphores ({@link Sharing} other than
+	 * exclusive): several holders of one key, each with its own lease and fencing token.
+	 */
+	default boolean shares() {
+		return false;
+	}
+
 	/** Whether other processes share these locks; {@code false} for a JVM-local store. */
 	default boolean isDistributed() {
 		return true;

@@ -11,6 +11,7 @@ import java.util.function.Function;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockMode;
 import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import io.lockstep.ReactiveLockTemplate;
@@ -215,6 +216,26 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 	@Override
 	public ReactiveLockTemplate withLockName(String lockName) {
 		return new ReactiveLocks(this.engine, this.settings.withLockName(lockName));
+	}
+
+	@Override
+	public ReactiveLockTemplate read() {
+		return shared(LockMode.READ, this.settings.sharing().permits(), "read()");
+	}
+
+	@Override
+	public ReactiveLockTemplate write() {
+		return shared(LockMode.WRITE, this.settings.sharing().permits(), "write()");
+	}
+
+	@Override
+	public ReactiveLockTemplate withPermits(int permits) {
+		return shared(this.settings.sharing().mode(), permits, "withPermits(" + permits + ")");
+	}
+
+	private ReactiveLockTemplate shared(LockMode mode, int permits, String view) {
+		return new ReactiveLocks(this.engine,
+				EngineTemplate.sharedSettings(this.engine, this.settings, mode, permits, view));
 	}
 
 	/** The acquisition's wait elapsed; carried past the work's own errors. */

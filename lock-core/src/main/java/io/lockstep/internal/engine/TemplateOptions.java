@@ -167,7 +167,7 @@ public final class TemplateOptions {
 			}
 		});
 		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,
-				Map.copyOf(this.overrides));
+				Map.copyOf(this.overrides), Sharing.EXCLUSIVE);
 	}
 
 }

@@ -91,7 +91,7 @@ final class GroupAttempt {
 			sent = this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), call.what());
 		}
 		return sent.thenCompose((reply) -> {
-			Attempt attempt = LockScripts.readAcquire(reply, group, this.fences);
+			Attempt attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 			if (!attempt.acquired()) {
 				this.undo.undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
 				return CompletableFuture.completedFuture(attempt);

@@ -1,8 +1,5 @@
 package io.lockstep.internal.redis;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -10,8 +7,8 @@ import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockStore.Renewal;
+import io.lockstep.internal.engine.Sharing;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -24,20 +21,23 @@ public final class LockScripts {
 	private LockScripts() {
 	}
 
-	public static final RedisScript<List> ACQUIRE = script("acquire");
+	public static final RedisScript<List> ACQUIRE = ScriptTexts.of("acquire", List.class);
 
-	public static final RedisScript<List> ACQUIRE_ALL = script("acquire-all");
+	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of("acquire-all", List.class);
 
-	public static final RedisScript<Long> RELEASE = script("release", Long.class);
+	/** Read locks and semaphores: one key, one of several holders. */
+	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.withHolders("acquire-shared", List.class);
 
-	public static final RedisScript<List> RENEW = script("renew");
+	public static final RedisScript<Long> RELEASE = ScriptTexts.withHolders("release", Long.class);
 
-	public static final RedisScript<Long> KEEP = script("keep", Long.class);
+	public static final RedisScript<List> RENEW = ScriptTexts.withHolders("renew", List.class);
 
-	public static final RedisScript<Long> CHECK = script("check", Long.class);
+	public static final RedisScript<Long> KEEP = ScriptTexts.withHolders("keep", Long.class);
+
+	public static final RedisScript<Long> CHECK = ScriptTexts.withHolders("check", Long.class);
 
 	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
-	public static final RedisScript<Long> RAISE_FENCE = script("raise-fence", Long.class);
+	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of("raise-fence", Long.class);
 
 	/**
 	 * Reads the scripts now (this class's initialization), on the thread that builds a
@@ -69,6 +69,14 @@ public final class LockScripts {
 			boolean handOff) {
 		List<String> keys = new ArrayList<>(stored);
 		keys.addAll(fences);
+		Sharing sharing = request.id().sharing();
+		if (!sharing.exclusive()) {
+			String kind = sharing.read() ? "r" : "s" + sharing.permits();
+			return new Call(ACQUIRE_SHARED, keys,
+					List.of(request.owner(), Long.toString(request.leaseMillis()),
+							Long.toString(request.maxHoldMillis()), kind, request.waits() ? "w" : ""),
+					"acquire " + sharing.describe() + " of '" + request.id().display() + "'");
+		}
 		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 				Long.toString(request.maxHoldMillis()));
 		if (stored.size() > 1) {
@@ -99,10 +107,18 @@ public final class LockScripts {
 	 * @param reply the script's reply
 	 * @param indexes the index in the lock of each key of the group
 	 * @param fences the lock's fencing tokens, in key order: the group's are written in
+	 * @param request the attempt, for messages
 	 * @return acquired (with {@code fences}) or held (naming the first key held by
 	 * another owner by its index in the lock)
+	 * @throws LockException when the key is held another way (a semaphore of another
+	 * number of permits, a read lock for a semaphore, ...): nothing was acquired
 	 */
-	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences) {
+	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences, Acquire request) {
+		if (reply.get(0) == -2L) {
+			int permits = reply.get(1).intValue();
+			Sharing held = (permits == 0) ? Sharing.READ : Sharing.permits(permits);
+			throw held.refuses(request.id().sharing(), "Lock '" + request.id().display() + "'");
+		}
 		if (reply.get(0) == 1L) {
 			for (int i = 0; i < indexes.size(); i++) {
 				fences[indexes.get(i)] = reply.get(i + 1);
@@ -240,24 +256,6 @@ public final class LockScripts {
 	 */
 	public static Call release(String lock, List<String> keys, String owner, String message) {
 		return new Call(RELEASE, keys, List.of(owner, message), "release " + lock);
-	}
-
-	private static RedisScript<List> script(String name) {
-		return script(name, List.class);
-	}
-
-	/**
-	 * Reads the script's file once, here: a script made from the resource itself would
-	 * read the file again for every EVAL after a NOSCRIPT, on the client's I/O thread.
-	 */
-	private static <T> RedisScript<T> script(String name, Class<T> type) {
-		ClassPathResource resource = new ClassPathResource("io/lockstep/redis/" + name + ".lua");
-		try {
-			return RedisScript.of(resource.getContentAsString(StandardCharsets.UTF_8), type);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException("Cannot read " + resource, ex);
-		}
 	}
 
 	/**

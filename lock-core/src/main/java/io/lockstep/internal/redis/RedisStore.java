@@ -253,6 +253,12 @@ public final class RedisStore implements LockStore {
 		return this.replicaAcks == 0;
 	}
 
+	/** Read locks and semaphores: every key of one in one slot, as for the plain lock. */
+	@Override
+	public boolean shares() {
+		return true;
+	}
+
 	@Override
 	public void close() {
 		if (this.acquisitions != this.commands) {

@@ -1,0 +1,93 @@
+-- Acquires one key as one of its readers or one of a semaphore's permit holders (see
+-- holders.lua for what the key holds), with a fencing token from the same counter as
+-- the exclusive lock's, so tokens increase per key across all modes.
+-- KEYS[1]  lock key
+-- KEYS[2]  fencing counter (never expires)
+-- ARGV[1]  owner token (128-bit random, hex)
+-- ARGV[2]  lease in milliseconds
+-- ARGV[3]  max hold in milliseconds, 0 for none (see acquire.lua)
+-- ARGV[4]  kind: 'r' (read lock) or 's<n>' (a semaphore of n permits)
+-- ARGV[5]  'w': when it must wait, mark the key as waited for (its releases then publish a
+--          notification); '' for a caller that does not wait
+-- Returns  {1, fence}       acquired
+--          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
+--                           is refreshed within its cap; ttl = the lease now set, in ms
+--          {0, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders
+--                           as the semaphore admits, or (a reader) marked as waited for by a
+--                           writer, which goes first; pttl = the time until the first
+--                           holder's lease ends, in ms
+--          {-2, permits}    the key is held another way: permits = 0 for readers, 1 for an
+--                           exclusive holder, n for a semaphore of n permits; nothing done
+-- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
+local owner, lease, kind = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+local maxHold = tonumber(ARGV[3])
+local fence = redis.call('INCR', KEYS[2])
+if fence == 1 then
+  fence = serverMillis() * 1000
+  redis.call('SET', KEYS[2], string.format('%.0f', fence))
+end
+local now = nil
+local cap = 0
+if maxHold > 0 then
+  now = serverMillis()
+  cap = now + maxHold
+end
+if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap}}, false), 'NX', 'PX', lease) then
+  return {1, fence}
+end
+local current = redis.call('GET', KEYS[1])
+if not isShared(current) then
+  -- an exclusive holder: a writer, which readers wait for; a semaphore is another kind
+  if kind ~= 'r' then
+    return {-2, 1}
+  end
+  if ARGV[5] == 'w' and string.sub(current, -2) ~= ':w' then
+    redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
+  end
+  return {0, redis.call('PTTL', KEYS[1]), 0, fence}
+end
+local heldKind, holders, waited = parseShared(current)
+if heldKind ~= kind then
+  return {-2, permitsOf(heldKind)}
+end
+now = now or serverMillis()
+local latest
+holders, latest = liveHolders(KEYS[1], holders, now)
+local mine = holderOf(holders, owner)
+if mine then
+  local ttl = lease
+  if mine[4] > 0 then
+    ttl = math.min(ttl, mine[4] - now)
+  end
+  if ttl > 0 then
+    mine[3] = now + ttl
+    latest = math.max(latest, mine[3])
+  else
+    ttl = math.max(0, mine[3] - now)
+  end
+  storeShared(KEYS[1], kind, holders, waited, latest, now)
+  return {1, mine[2], ttl}
+end
+local admitted
+if kind == 'r' then
+  -- a writer waiting for the readers is not starved by readers that come after it
+  admitted = not waited or #holders == 0
+else
+  admitted = #holders < permitsOf(kind)
+end
+if admitted then
+  if maxHold > 0 then
+    cap = now + maxHold
+  end
+  holders[#holders + 1] = {owner, fence, now + lease, cap}
+  storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease), now)
+  return {1, fence}
+end
+if ARGV[5] == 'w' and not waited then
+  storeShared(KEYS[1], kind, holders, true, latest, now)
+end
+local first = latest
+for _, h in ipairs(holders) do
+  first = math.min(first, h[3])
+end
+return {0, math.max(0, first - now), 0, fence}

@@ -1,0 +1,95 @@
+-- Shared holders (read locks and semaphores), prepended to the scripts that read them. A
+-- key held by readers or permit holders holds
+--   "<kind>|<owner>,<fence>,<expires>,<cap>|<owner>,<fence>,<expires>,<cap>..."
+-- (with ":w" appended while someone waits for it, as for an exclusive holder), where
+-- <kind> is "r" (readers) or "s<n>" (a semaphore of n permits), <expires> is the server
+-- time (ms) at which that holder's lease ends (0: with the key's own TTL, for the first
+-- holder until another one joins) and <cap> its max-hold cap (0: none). The key's TTL is
+-- the latest <expires>: a holder whose process died frees its share when its own lease
+-- ends (it is dropped by the next script that reads the holders), and the key expires with
+-- the last lease. An exclusive holder's value ("<owner>:<fence>:<cap>") has no "|".
+
+local function isShared(value)
+  return string.find(value, '|', 1, true) ~= nil
+end
+
+local function holdsShare(value, owner)
+  return string.find(value, '|' .. owner .. ',', 1, true) ~= nil
+end
+
+local function serverMillis()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- kind, holders ({owner, fence, expires, cap} each), waited
+local function parseShared(value)
+  local waited = string.sub(value, -2) == ':w'
+  if waited then
+    value = string.sub(value, 1, -3)
+  end
+  local holders = {}
+  for owner, fence, expires, cap in string.gmatch(value, '|([^,|]+),(%d+),(%d+),(%d+)') do
+    holders[#holders + 1] = {owner, tonumber(fence), tonumber(expires), tonumber(cap)}
+  end
+  return string.match(value, '^([^|]*)'), holders, waited
+end
+
+local function formatShared(kind, holders, waited)
+  local parts = {kind}
+  for _, h in ipairs(holders) do
+    parts[#parts + 1] = h[1] .. ',' .. string.format('%.0f', h[2]) .. ',' .. string.format('%.0f', h[3]) .. ','
+      .. string.format('%.0f', h[4])
+  end
+  local value = table.concat(parts, '|')
+  if waited then
+    value = value .. ':w'
+  end
+  return value
+end
+
+-- The holders whose lease has not ended (an expiry of 0 becomes the key's), and the latest
+-- expiry among them.
+local function liveHolders(key, holders, now)
+  local ttl = nil
+  local live = {}
+  local latest = 0
+  for _, h in ipairs(holders) do
+    if h[3] == 0 then
+      if not ttl then
+        ttl = redis.call('PTTL', key)
+      end
+      h[3] = now + math.max(ttl, 0)
+    end
+    if h[3] > now then
+      live[#live + 1] = h
+      latest = math.max(latest, h[3])
+    end
+  end
+  return live, latest
+end
+
+-- Writes the holders back, the key living until the latest of their leases.
+local function storeShared(key, kind, holders, waited, latest, now)
+  redis.call('SET', key, formatShared(kind, holders, waited), 'PX', math.max(1, latest - now))
+end
+
+-- The holder entry of an owner, or nil.
+local function holderOf(holders, owner)
+  for _, h in ipairs(holders) do
+    if h[1] == owner then
+      return h
+    end
+  end
+  return nil
+end
+
+-- How many holders a kind admits ("r": any number), and what the other scripts report
+-- for it: 0 for readers, n for a semaphore of n permits.
+local function permitsOf(kind)
+  if kind == 'r' then
+    return 0
+  end
+  return tonumber(string.sub(kind, 2))
+end
+

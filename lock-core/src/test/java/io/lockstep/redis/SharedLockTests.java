@@ -1,0 +1,287 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lockstep.LockException;
+import io.lockstep.LockHandle;
+import io.lockstep.test.RedisFixture;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import io.lockstep.test.WorkerJvm;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * Read/write locks and semaphores on one Redis master: readers share a key while writers
+ * exclude everyone, a semaphore admits at most its permits, across two JVMs; a waiting
+ * writer is not starved; upgrades and mismatched permits are refused; a killed holder's
+ * share is free within its own lease.
+ */
+@RedisTest
+class SharedLockTests {
+
+	private static final Pattern RESULT = Pattern
+		.compile("RESULT violations=(\\d+) reused=(\\d+) done=(\\d+) most=(\\d+)");
+
+	private RedisNode lockNode;
+
+	private RedisNode ledgerNode;
+
+	private RedisClient lockClient;
+
+	private RedisClient ledgerClient;
+
+	private RedisCommands<String, String> ledger;
+
+	@BeforeEach
+	void start(RedisFixture redis) {
+		this.lockNode = redis.standalone();
+		this.ledgerNode = redis.standalone();
+		this.lockClient = TestLocks.client(this.lockNode);
+		this.ledgerClient = TestLocks.client(this.ledgerNode);
+		this.ledger = this.ledgerClient.connect().sync();
+	}
+
+	@AfterEach
+	void stop() {
+		this.ledgerClient.shutdown();
+		this.lockClient.shutdown();
+	}
+
+	@Test
+	void readersOverlapWhileWritersExcludeEveryoneAcrossTwoJvms() throws Exception {
+		long[] result = contendAcrossTwoJvms("doc:1", "rw", 4, 1_250);
+		System.out.printf(
+				"read/write, 2 JVMs x 4 threads: %d acquisitions (%s writes in this JVM), %d writer overlaps, %d fencing "
+						+ "violations, most readers inside at once %d%n",
+				result[2], this.ledger.get("writes"), result[0], result[1], result[3]);
+		assertThat(result[2]).isEqualTo(10_000);
+		assertThat(result[0]).isZero();
+		assertThat(result[1]).isZero();
+		assertThat(result[3]).isGreaterThanOrEqualTo(2);
+	}
+
+	@Test
+	void aSemaphoreAdmitsAtMostItsPermitsAcrossTwoJvms() throws Exception {
+		long[] result = contendAcrossTwoJvms("export:1", "sem:3", 4, 1_250);
+		System.out
+			.printf("semaphore of 3, 2 JVMs x 4 threads: %d acquisitions, %d times more than 3 inside, %d fencing "
+					+ "violations, most inside at once %d%n", result[2], result[0], result[1], result[3]);
+		assertThat(result[2]).isEqualTo(10_000);
+		assertThat(result[0]).isZero();
+		assertThat(result[1]).isZero();
+		assertThat(result[3]).isEqualTo(3);
+	}
+
+	/** {violations, reused tokens, done, most inside} over both JVMs. */
+	private long[] contendAcrossTwoJvms(String key, String mode, int threads, int iterations) throws Exception {
+		try (WorkerJvm other = TestLocks.worker("contend-shared", Integer.toString(this.lockNode.port()),
+				Integer.toString(this.ledgerNode.port()), key, Integer.toString(threads), Integer.toString(iterations),
+				mode);
+				RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ofMinutes(2)).build()) {
+			other.await("READY", Duration.ofSeconds(60));
+			SharedContention contention = new SharedContention(locks, this.ledger, key,
+					SharedContention.permitsOf(mode));
+			other.send("GO");
+			contention.run(threads, iterations, Duration.ofMinutes(4));
+			Matcher remote = RESULT.matcher(other.await("RESULT", Duration.ofMinutes(4)));
+			assertThat(remote.matches()).isTrue();
+			this.ledger.set("writes", Long.toString(contention.writes.get()));
+			return new long[] { contention.violations.get() + Long.parseLong(remote.group(1)),
+					contention.reused.get() + Long.parseLong(remote.group(2)),
+					contention.done.get() + Long.parseLong(remote.group(3)),
+					Math.max(contention.mostInside.get(), Long.parseLong(remote.group(4))) };
+		}
+	}
+
+	/**
+	 * Three readers keep the key read-held without a gap (each new one joins before the
+	 * last leaves); a writer asks, and the readers that come after it wait behind it: it
+	 * gets in within a few of their holds, not never.
+	 */
+	@Test
+	void aWaitingWriterIsNotStarvedByOverlappingReaders() throws Exception {
+		try (RedisLockTemplate readers = TestLocks.builder(this.lockClient).waitTime(Duration.ofSeconds(30)).build();
+				RedisLockTemplate writer = TestLocks.builder(TestLocks.client(this.lockNode))
+					.waitTime(Duration.ofSeconds(30))
+					.build()) {
+			AtomicBoolean writerDone = new AtomicBoolean();
+			AtomicInteger readsAfterWriterAsked = new AtomicInteger();
+			AtomicBoolean writerAsked = new AtomicBoolean();
+			CountDownLatch overlapping = new CountDownLatch(3);
+			ExecutorService pool = Executors.newFixedThreadPool(3);
+			List<Future<?>> futures = new ArrayList<>();
+			for (int t = 0; t < 3; t++) {
+				futures.add(pool.submit(() -> {
+					while (!writerDone.get()) {
+						readers.read().execute("doc:2", (lock) -> {
+							overlapping.countDown();
+							if (writerAsked.get()) {
+								readsAfterWriterAsked.incrementAndGet();
+							}
+							TestLocks.eventually(Duration.ofMillis(30), () -> false);
+							return null;
+						});
+					}
+					return null;
+				}));
+			}
+			assertThat(overlapping.await(30, TimeUnit.SECONDS)).isTrue();
+			long asked = System.nanoTime();
+			writerAsked.set(true);
+			try (LockHandle lock = writer.write().acquire("doc:2")) {
+				long waitedMillis = (System.nanoTime() - asked) / 1_000_000;
+				writerDone.set(true);
+				System.out
+					.printf("writer among 3 overlapping readers (30 ms holds): in after %d ms, %d reads began after it "
+							+ "asked%n", waitedMillis, readsAfterWriterAsked.get());
+				assertThat(waitedMillis).isLessThan(3_000);
+			}
+			for (Future<?> future : futures) {
+				future.get(30, TimeUnit.SECONDS);
+			}
+			pool.shutdown();
+		}
+	}
+
+	@Test
+	void holdingTheReadLockAndAskingForTheWriteLockFailsAtOnce() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ofSeconds(10)).build()) {
+			long start = System.nanoTime();
+			assertThatExceptionOfType(LockException.class)
+				.isThrownBy(() -> locks.read().execute("doc:3", (lock) -> locks.write().execute("doc:3", (inner) -> 1)))
+				.withMessageContaining("holds the read lock of 'lockstep:doc:3' and asked for its write lock");
+			long millis = (System.nanoTime() - start) / 1_000_000;
+			System.out.printf("upgrade refused after %d ms (wait time 10 s)%n", millis);
+			assertThat(millis).isLessThan(5_000);
+			assertThat(locks.isLocked("doc:3")).isFalse();
+		}
+	}
+
+	@Test
+	void askingForTheReadLockWhileHoldingTheWriteLockReenters() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ofSeconds(1)).build()) {
+			long[] tokens = locks.write()
+				.execute("doc:4", (outer) -> new long[] { outer.fencingToken(),
+						locks.read().execute("doc:4", LockHandle::fencingToken) });
+			assertThat(tokens[1]).isEqualTo(tokens[0]);
+			assertThat(locks.isLocked("doc:4")).isFalse();
+		}
+	}
+
+	@Test
+	void aPlainLockIsTheWriteLock() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ZERO).build();
+				RedisLockTemplate other = TestLocks.builder(TestLocks.client(this.lockNode)).build();
+				RedisLockTemplate third = TestLocks.builder(TestLocks.client(this.lockNode))
+					.waitTime(Duration.ZERO)
+					.build()) {
+			try (LockHandle plain = other.acquire("doc:5")) {
+				assertThat(locks.read().tryAcquire("doc:5")).isEmpty();
+			}
+			try (LockHandle reader = locks.read().acquire("doc:5");
+					LockHandle another = other.read().acquire("doc:5")) {
+				assertThat(another.fencingToken()).isGreaterThan(reader.fencingToken());
+				assertThat(third.tryAcquire("doc:5")).isEmpty();
+			}
+			assertThat(locks.tryAcquire("doc:5")).hasValueSatisfying(LockHandle::close);
+		}
+	}
+
+	@Test
+	void anotherNumberOfPermitsIsRefusedNamingBothNumbers() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ofSeconds(5)).build();
+				RedisLockTemplate other = TestLocks.builder(TestLocks.client(this.lockNode))
+					.waitTime(Duration.ofSeconds(5))
+					.build()) {
+			try (LockHandle permit = locks.withPermits(3).acquire("export:2")) {
+				long start = System.nanoTime();
+				assertThatExceptionOfType(LockException.class)
+					.isThrownBy(() -> other.withPermits(2).acquire("export:2"))
+					.withMessageContaining("held as a semaphore of 3 permits")
+					.withMessageContaining("asked for a semaphore of 2 permits");
+				assertThatExceptionOfType(LockException.class).isThrownBy(() -> other.acquire("export:2"))
+					.withMessageContaining("held as a semaphore of 3 permits")
+					.withMessageContaining("asked for the write lock (1 permit)");
+				assertThatExceptionOfType(LockException.class).isThrownBy(() -> other.read().acquire("export:2"))
+					.withMessageContaining("held as a semaphore of 3 permits");
+				System.out.printf("permits 2 and 1 against a semaphore of 3: refused after %d ms%n",
+						(System.nanoTime() - start) / 1_000_000);
+				try (LockHandle second = other.withPermits(3).acquire("export:2")) {
+					assertThat(second.isHeld()).isTrue();
+				}
+			}
+		}
+	}
+
+	@Test
+	void badViewsAreRefusedNamingTheCall() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).build()) {
+			assertThatIllegalArgumentException().isThrownBy(() -> locks.withPermits(0))
+				.withMessage("withPermits(0): 'permits' must be at least 1 but was 0");
+			assertThatIllegalArgumentException().isThrownBy(() -> locks.read().withPermits(2))
+				.withMessageStartingWith("withPermits(2): A read lock cannot have permits (2)");
+			assertThatIllegalArgumentException().isThrownBy(() -> locks.withPermits(2).read())
+				.withMessageStartingWith("read(): A read lock cannot have permits (2)");
+			assertThatIllegalArgumentException().isThrownBy(() -> locks.read().acquireAll(List.of("a", "b")))
+				.withMessageContaining("Read locks and semaphores take one key");
+		}
+	}
+
+	@Test
+	void aKilledReadersShareIsFreeWithinItsLeaseWithoutTouchingTheOthers() {
+		long leaseMillis = 2_000;
+		try (WorkerJvm holder = TestLocks.worker("hold-read", Integer.toString(this.lockNode.port()), "doc:6",
+				Long.toString(leaseMillis));
+				RedisLockTemplate locks = TestLocks.builder(this.lockClient)
+					.leaseTime(Duration.ofMillis(leaseMillis))
+					.commandTimeout(Duration.ofMillis(500))
+					.waitTime(Duration.ofSeconds(10))
+					.build()) {
+			holder.await("ACQUIRED", Duration.ofSeconds(60));
+			try (LockHandle reader = locks.read().acquire("doc:6")) {
+				holder.kill();
+				long killed = System.nanoTime();
+				// a writer waits for both readers; this one's share is renewed by its
+				// watchdog
+				try (RedisLockTemplate writers = TestLocks.builder(TestLocks.client(this.lockNode))
+					.waitTime(Duration.ofMillis(leaseMillis * 2))
+					.build()) {
+					assertThat(writers.tryAcquire("doc:6")).isEmpty();
+					TestLocks.eventually(Duration.ofMillis(leaseMillis + 500), () -> false);
+					assertThat(reader.isHeld()).isTrue();
+					assertThat(writers.tryAcquire("doc:6")).isEmpty();
+					reader.close();
+					long closed = System.nanoTime();
+					try (LockHandle writer = writers.acquire("doc:6")) {
+						long afterClose = (System.nanoTime() - closed) / 1_000_000;
+						System.out.printf(
+								"reader JVM SIGKILLed; the other reader still held its share %d ms later (lease %d ms); "
+										+ "once it closed, a writer was in %d ms later (%d ms after the kill)%n",
+								leaseMillis + 500, leaseMillis, afterClose, (System.nanoTime() - killed) / 1_000_000);
+						assertThat(afterClose).isLessThan(1_000);
+					}
+				}
+			}
+		}
+	}
+
+}
