@@ -3,6 +3,9 @@
 -- the exclusive lock's, so tokens increase per key across all modes.
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
+-- KEYS[3]  optional, for a reader: the key's waiter queue (acquire.lua), in which only writers
+--          queue: a reader does not join readers while a live writer waits there
+-- KEYS[4]  optional, with KEYS[3]: the key's waiter table
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none (see acquire.lua)
@@ -13,9 +16,9 @@
 --          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
 --                           is refreshed within its cap; ttl = the lease now set, in ms
 --          {0, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders
---                           as the semaphore admits, or (a reader) marked as waited for by a
---                           writer, which goes first; pttl = the time until the first
---                           holder's lease ends, in ms
+--                           as the semaphore admits, or (a reader) by readers while a writer
+--                           is queued for the key, which goes first; pttl = the time until the
+--                           first holder's lease ends, in ms
 --          {-2, permits}    the key is held another way: permits = 0 for readers, 1 for an
 --                           exclusive holder, n for a semaphore of n permits; nothing done
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
@@ -68,10 +71,29 @@ if mine then
   storeShared(KEYS[1], kind, holders, waited, latest, now)
   return {1, mine[2], ttl}
 end
+-- Whether a live writer is queued for the key (entries that expired are dropped).
+local function writerQueued()
+  if not KEYS[4] then
+    return false
+  end
+  while true do
+    local head = redis.call('LINDEX', KEYS[3], 0)
+    if not head then
+      return false
+    end
+    local entry = redis.call('HGET', KEYS[4], head)
+    if entry and tonumber(string.match(entry, '^(%d+)')) > now then
+      return true
+    end
+    redis.call('LPOP', KEYS[3])
+    redis.call('HDEL', KEYS[4], head)
+  end
+end
+
 local admitted
 if kind == 'r' then
   -- a writer waiting for the readers is not starved by readers that come after it
-  admitted = not waited or #holders == 0
+  admitted = #holders == 0 or not writerQueued()
 else
   admitted = #holders < permitsOf(kind)
 end

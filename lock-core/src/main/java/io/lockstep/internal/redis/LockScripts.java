@@ -62,8 +62,9 @@ public final class LockScripts {
 	 * and, with {@code handOff}, queues itself for a hand-off on its channel.
 	 * @param stored the stored keys
 	 * @param fences the fencing counter of each
-	 * @param waiter for a one-key lock whose caller waits: its queue, table and hand-off
-	 * channel; else {@code null}
+	 * @param waiter for a one-key lock whose caller waits, or a reader: its queue, table
+	 * and hand-off channel (a reader only looks for writers queued there); else
+	 * {@code null}
 	 */
 	public static Call acquire(Acquire request, List<String> stored, List<String> fences, Waiter waiter,
 			boolean handOff) {
@@ -72,6 +73,10 @@ public final class LockScripts {
 		Sharing sharing = request.id().sharing();
 		if (!sharing.exclusive()) {
 			String kind = sharing.read() ? "r" : "s" + sharing.permits();
+			if (waiter != null && sharing.read()) {
+				keys.add(waiter.queue());
+				keys.add(waiter.table());
+			}
 			return new Call(ACQUIRE_SHARED, keys,
 					List.of(request.owner(), Long.toString(request.leaseMillis()),
 							Long.toString(request.maxHoldMillis()), kind, request.waits() ? "w" : ""),

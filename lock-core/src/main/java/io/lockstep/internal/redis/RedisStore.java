@@ -130,7 +130,7 @@ public final class RedisStore implements LockStore {
 		List<String> keys = request.id().keys();
 		List<String> fences = group.stream().map((index) -> this.layout.fence(keys.get(index))).toList();
 		LockScripts.Waiter waiter = null;
-		if (keys.size() == 1 && request.waits()) {
+		if (keys.size() == 1 && (request.waits() || request.id().sharing().read())) {
 			String key = keys.get(0);
 			waiter = new LockScripts.Waiter(this.layout.queue(key), this.layout.table(key),
 					this.layout.handOffChannel(key, this.clientId));
