@@ -3,6 +3,7 @@ package io.lockstep.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -10,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -17,6 +19,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.ReactiveLockTemplate;
+import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -24,6 +28,8 @@ import io.lockstep.test.WorkerJvm;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -326,6 +332,45 @@ class SharedLockTests {
 					}
 				}
 			}
+		}
+	}
+
+	/**
+	 * The reactive template's views: two read subscriptions of one key are inside at
+	 * once; a write subscription waits until both ended.
+	 */
+	@Test
+	void reactiveReadersShareAndAReactiveWriterWaitsForThem() throws Exception {
+		try (RedisLockTemplate blocking = TestLocks.builder(this.lockClient).waitTime(Duration.ofSeconds(10)).build()) {
+			ReactiveLockTemplate locks = ReactiveLocks.of(blocking);
+			AtomicInteger inside = new AtomicInteger();
+			AtomicInteger most = new AtomicInteger();
+			Sinks.Empty<Void> leave = Sinks.empty();
+			CountDownLatch bothIn = new CountDownLatch(2);
+			Function<LockHandle, Mono<Integer>> read = (lock) -> {
+				most.accumulateAndGet(inside.incrementAndGet(), Math::max);
+				bothIn.countDown();
+				return leave.asMono().then(Mono.fromCallable(inside::decrementAndGet));
+			};
+			CompletableFuture<Integer> first = locks.read().execute("doc:7", read).toFuture();
+			CompletableFuture<Integer> second = locks.read().execute("doc:7", read).toFuture();
+			assertThat(bothIn.await(10, TimeUnit.SECONDS)).isTrue();
+			CompletableFuture<Integer> writer = locks.write()
+				.execute("doc:7", (lock) -> Mono.fromCallable(inside::get))
+				.toFuture();
+			assertThat(TestLocks.eventually(Duration.ofMillis(300), writer::isDone)).isFalse();
+			long left = System.nanoTime();
+			leave.tryEmitEmpty();
+			first.get(10, TimeUnit.SECONDS);
+			second.get(10, TimeUnit.SECONDS);
+			int insideWithWriter = writer.get(10, TimeUnit.SECONDS);
+			long writerMillis = (System.nanoTime() - left) / 1_000_000;
+			System.out.printf(
+					"reactive: %d readers inside at once; the writer entered with %d inside, %d ms after they left%n",
+					most.get(), insideWithWriter, writerMillis);
+			assertThat(writerMillis).isLessThan(2_000);
+			assertThat(most.get()).isEqualTo(2);
+			assertThat(insideWithWriter).isZero();
 		}
 	}
 
