@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 
 import io.lockstep.LockInfo;
+import io.lockstep.LockMode;
 import io.lockstep.LockMonitor;
 import io.lockstep.internal.DurationFormat;
 import org.jspecify.annotations.Nullable;
@@ -71,14 +72,17 @@ public class LocksEndpoint {
 	 * @param renewed whether the watchdog renews it
 	 * @param holderThread the thread that acquired it
 	 * @param reentrancyDepth nested acquisitions
+	 * @param mode {@code READ} for one of the key's readers, else {@code WRITE}
+	 * @param permits for one holder of a semaphore, how many holders the key admits; 1
+	 * otherwise
 	 */
 	public record HeldLock(String key, String lockName, long fencingToken, String acquiredAt, String leaseRemaining,
-			boolean renewed, String holderThread, int reentrancyDepth) {
+			boolean renewed, String holderThread, int reentrancyDepth, LockMode mode, int permits) {
 
 		static HeldLock of(LockInfo info) {
 			return new HeldLock(info.key(), info.lockName(), info.fencingToken(), info.acquiredAt().toString(),
 					DurationFormat.format(info.leaseRemaining()), info.renewed(), info.holderThread(),
-					info.reentrancyDepth());
+					info.reentrancyDepth(), info.mode(), info.permits());
 		}
 
 	}

@@ -2,12 +2,14 @@ package io.lockstep.autoconfigure;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockMode;
 import io.lockstep.LockLostException;
 import io.lockstep.OnLocked;
 import io.lockstep.actuate.LocksEndpoint;
@@ -39,6 +41,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
@@ -247,6 +250,26 @@ class LockstepObservabilityTests {
 			LocksEndpoint.KeyState released = endpoint.lock("orders:7");
 			assertThat(released.locked()).isFalse();
 			assertThat(released.leaseRemaining()).isNull();
+		});
+	}
+
+	@Test
+	void theEndpointListsEachReaderAndPermitHolderOnItsOwnWithItsMode() {
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=locks").run((context) -> {
+			LocksEndpoint endpoint = context.getBean(LocksEndpoint.class);
+			RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+			try (LockHandle reader = locks.read().acquire("doc:8");
+					LockHandle otherReader = CompletableFuture.supplyAsync(() -> locks.read().acquire("doc:8")).join();
+					LockHandle permit = locks.withPermits(3).acquire("export:8")) {
+				List<LocksEndpoint.HeldLock> held = endpoint.locks().locks();
+				System.out.printf("/actuator/locks with 2 readers and 1 permit holder: %s%n", held);
+				assertThat(held)
+					.extracting(LocksEndpoint.HeldLock::key, LocksEndpoint.HeldLock::mode,
+							LocksEndpoint.HeldLock::permits)
+					.containsExactly(tuple("lockstep:doc:8", LockMode.READ, 1),
+							tuple("lockstep:doc:8", LockMode.READ, 1), tuple("lockstep:export:8", LockMode.WRITE, 3));
+				assertThat(held.get(1).fencingToken()).isGreaterThan(held.get(0).fencingToken());
+			}
 		});
 	}
 
