@@ -303,6 +303,12 @@ class ReadmeSnippetsTests {
 	}
 
 	@Test
+	void readWriteLocksAndSemaphoresOfTheReadmeCompileAsTheyStand(@TempDir Path classes) throws IOException {
+		compileAsItStands("Read/write locks and semaphores", "class Documents", classes);
+		assertThat(classes.resolve("com/example/documents/Documents.class")).exists();
+	}
+
+	@Test
 	void scheduledJobOfTheReadmeCompilesAsItStands(@TempDir Path classes) throws IOException {
 		compileAsItStands("Scheduled jobs", "class StockReport", classes);
 		assertThat(classes.resolve("com/example/reports/StockReport.class")).exists();
