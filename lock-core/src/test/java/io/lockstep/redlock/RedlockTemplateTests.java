@@ -22,6 +22,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The template on Redlock: waiters woken by the release notification (not by polling),
@@ -53,6 +54,19 @@ class RedlockTemplateTests {
 			System.out.printf("Redlock hand-off after release (5 masters), sorted: %s ms (a waiter not notified "
 					+ "re-checks after 500 ms)%n", Arrays.toString(handOffs));
 			assertThat(handOffs[handOffs.length / 2]).as("median hand-off in ms").isLessThan(250);
+		}
+	}
+
+	@Test
+	void readLocksAndSemaphoresAreRefusedNamingTheCallWhileTheWriteLockWorks(RedisFixture fixture) {
+		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 3);
+		try (RedisLockTemplate locks = RedlockNodes.on(nodes).builder().build()) {
+			assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(locks::read)
+				.withMessage("read(): the read lock is not supported by this lock store (Redlock supports "
+						+ "exclusive locks only)");
+			assertThatExceptionOfType(UnsupportedOperationException.class).isThrownBy(() -> locks.withPermits(3))
+				.withMessageStartingWith("withPermits(3): a semaphore of 3 permits is not supported");
+			assertThat(locks.write().withPermits(1).execute("doc:1", LockHandle::key)).isEqualTo("lockstep:doc:1");
 		}
 	}
 
