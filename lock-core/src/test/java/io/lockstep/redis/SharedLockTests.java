@@ -374,4 +374,38 @@ class SharedLockTests {
 		}
 	}
 
+	/**
+	 * A permit holder released before its minimum hold keeps only its own share until
+	 * then: the semaphore's other permit stays free for others, and the kept one frees
+	 * itself.
+	 */
+	@Test
+	void aMinimumHoldKeepsOnlyItsOwnShareTaken() {
+		RedisClient otherClient = TestLocks.client(this.lockNode);
+		try (RedisLockTemplate locks = TestLocks.builder(this.lockClient).waitTime(Duration.ZERO).build();
+				RedisLockTemplate other = TestLocks.builder(otherClient).waitTime(Duration.ZERO).build();
+				RedisLockTemplate third = TestLocks.builder(otherClient).waitTime(Duration.ZERO).build()) {
+			locks.withPermits(2).withMinHoldTime(Duration.ofMillis(1_500)).execute("export:3", (lock) -> null);
+			long released = System.nanoTime();
+			LockHandle second = other.withPermits(2).tryAcquire("export:3").orElseThrow();
+			assertThat(third.withPermits(2).tryAcquire("export:3")).isEmpty();
+			second.close();
+			LockHandle again = other.withPermits(2).tryAcquire("export:3").orElseThrow();
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+					() -> third.withPermits(2).tryAcquire("export:3").map((lock) -> {
+						lock.close();
+						return true;
+					}).orElse(false)))
+				.isTrue();
+			long freedMillis = (System.nanoTime() - released) / 1_000_000;
+			again.close();
+			System.out.printf("semaphore of 2, one permit released under a 1.5 s minimum hold: the other permit "
+					+ "stayed free, the kept one was free again %d ms after the release%n", freedMillis);
+			assertThat(freedMillis).isBetween(1_300L, 3_000L);
+		}
+		finally {
+			otherClient.shutdown();
+		}
+	}
+
 }
