@@ -1,6 +1,7 @@
 package io.lockstep.local;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,70 +12,85 @@ import java.util.function.Consumer;
 
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
+import io.lockstep.local.LocalKey.Holder;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Locks in this JVM's memory: the same owner checks, leases and max-hold caps as in
  * Redis, with {@code System.nanoTime()} as the clock. Fencing tokens come from one
- * counter, so they are strictly increasing for every key. Releases are told, in-process,
- * to the listener given at construction ({@link LocalWakeUps}). One monitor guards the
- * map; operations never block on anything else, and listeners run outside it.
+ * counter, so they are strictly increasing for every key, across all modes. A key is held
+ * exclusively, or shared by its readers or a semaphore's permit holders, each with its
+ * own lease, cap and fencing token, by the rules of Redis ({@link LocalKey}). Releases
+ * that free a key or a permit are told, in-process, to the listener given at construction
+ * ({@link LocalWakeUps}). One monitor guards the map; operations never block on anything
+ * else, and listeners run outside it.
  */
 final class LocalStore implements LockStore {
 
-	private final Map<String, Entry> keys = new HashMap<>();
+	private final Map<String, LocalKey> keys = new HashMap<>();
 
 	private long fence;
 
 	private final Consumer<String> released;
 
 	/**
-	 * @param released told the key of every release
+	 * @param released told the key of every release that frees the key or a permit
 	 */
 	LocalStore(Consumer<String> released) {
 		this.released = released;
 	}
 
-	/** A held key. */
-	private record Entry(String owner, long fence, long expiresAt, long capAt) {
-	}
-
+	/**
+	 * {@inheritDoc}
+	 * @throws io.lockstep.LockException when a key is held another way (a semaphore of
+	 * another number of permits, a read lock for a semaphore, ...): nothing was acquired
+	 */
 	@Override
 	public synchronized Attempt acquire(Acquire request) {
 		LockId id = request.id();
-		String owner = request.owner();
-		long leaseMillis = request.leaseMillis();
-		long maxHoldMillis = request.maxHoldMillis();
 		long now = System.nanoTime();
 		long longest = -1;
 		int first = -1;
 		for (int i = 0; i < id.size(); i++) {
-			Entry entry = live(id.keys().get(i), now);
-			if (entry != null && !entry.owner().equals(owner)) {
-				longest = Math.max(longest, TimeUnit.NANOSECONDS.toMillis(entry.expiresAt() - now));
+			LocalKey key = live(id.keys().get(i), now);
+			if (key != null && !key.admits(id, request.owner())) {
+				longest = Math.max(longest, key.firstEndMillis(now));
 				first = (first < 0) ? i : first;
 			}
 		}
 		if (first >= 0) {
+			for (String name : request.waits() ? id.keys() : List.<String>of()) {
+				// a waiting writer marks read-held keys: later readers wait behind it
+				LocalKey key = this.keys.get(name);
+				if (key != null) {
+					key.waitedFor(id.sharing());
+				}
+			}
 			return Attempt.held(longest, first);
 		}
+		long maxHoldMillis = request.maxHoldMillis();
 		long cap = (maxHoldMillis > 0) ? now + TimeUnit.MILLISECONDS.toNanos(maxHoldMillis) : Long.MAX_VALUE;
+		long expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
 		long[] fences = new long[id.size()];
 		for (int i = 0; i < id.size(); i++) {
-			String key = id.keys().get(i);
-			Entry entry = live(key, now);
-			fences[i] = (entry != null) ? entry.fence() : ++this.fence;
-			long entryCap = (entry != null) ? entry.capAt() : cap;
-			long expiresAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(leaseMillis), entryCap);
-			this.keys.put(key, new Entry(owner, fences[i], expiresAt, entryCap));
+			LocalKey key = this.keys.computeIfAbsent(id.keys().get(i), (name) -> new LocalKey(id.sharing()));
+			fences[i] = key.enter(request.owner(), () -> ++this.fence, expiresAt, cap);
 		}
 		return Attempt.acquired(fences);
 	}
 
-	/** Completed at once: the attempt never blocks on anything but the map's monitor. */
+	/**
+	 * Completed at once: the attempt never blocks on anything but the map's monitor (a
+	 * refusal completes it exceptionally).
+	 */
 	@Override
 	public CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {
-		return CompletableFuture.completedFuture(acquire(request));
+		try {
+			return CompletableFuture.completedFuture(acquire(request));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
 	}
 
 	@Override
@@ -84,18 +100,19 @@ final class LocalStore implements LockStore {
 		for (int i = 0; i < granted.length; i++) {
 			Renewal renewal = renewals.get(i);
 			long least = Long.MAX_VALUE;
-			for (String key : renewal.id().keys()) {
-				Entry entry = live(key, now);
-				if (entry == null || !entry.owner().equals(renewal.owner())) {
+			for (String name : renewal.id().keys()) {
+				LocalKey key = live(name, now);
+				Holder holder = (key != null) ? key.holder(renewal.owner()) : null;
+				if (key == null || holder == null) {
 					least = 0;
 					break;
 				}
-				long grant = Math.min(TimeUnit.MILLISECONDS.toNanos(renewal.leaseMillis()), entry.capAt() - now);
+				long grant = Math.min(TimeUnit.MILLISECONDS.toNanos(renewal.leaseMillis()), holder.capAt() - now);
 				if (grant <= 0) {
 					least = -1;
 					continue;
 				}
-				this.keys.put(key, new Entry(entry.owner(), entry.fence(), now + grant, entry.capAt()));
+				key.put(holder.until(now + grant));
 				least = (least < 0) ? least : Math.min(least, TimeUnit.NANOSECONDS.toMillis(grant));
 			}
 			granted[i] = least;
@@ -103,39 +120,47 @@ final class LocalStore implements LockStore {
 		return CompletableFuture.completedFuture(granted);
 	}
 
-	/** Every mode answers at once: the map never makes anyone wait. */
+	/**
+	 * Every mode answers at once: the map never makes anyone wait. A release that frees a
+	 * key, or a semaphore's permit, tells its listener (outside the monitor); a reader
+	 * that leaves other readers behind does not (a writer waits for the last).
+	 */
 	@Override
 	public int release(Release request) {
 		if (request.mode() == Release.Mode.KEEP) {
 			return keep(request.id(), request.owner(), request.keepMillis());
 		}
-		LockId id = request.id();
-		String owner = request.owner();
+		List<String> freed = new ArrayList<>(1);
 		int released = 0;
 		synchronized (this) {
 			long now = System.nanoTime();
-			for (String key : id.keys()) {
-				Entry entry = live(key, now);
-				if (entry != null && entry.owner().equals(owner)) {
-					this.keys.remove(key);
+			for (String name : request.id().keys()) {
+				LocalKey key = live(name, now);
+				if (key != null && key.leave(request.owner())) {
 					released++;
+					if (key.isEmpty()) {
+						this.keys.remove(name);
+						freed.add(name);
+					}
+					else if (key.isSemaphore()) {
+						freed.add(name);
+					}
 				}
 			}
 		}
-		if (released > 0) {
-			id.keys().forEach(this.released);
-		}
+		freed.forEach(this.released);
 		return released;
 	}
 
 	private synchronized int keep(LockId id, String owner, long ttlMillis) {
 		long now = System.nanoTime();
 		int kept = 0;
-		for (String key : id.keys()) {
-			Entry entry = live(key, now);
-			if (entry != null && entry.owner().equals(owner)) {
-				long endsAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(ttlMillis), entry.capAt());
-				this.keys.put(key, new Entry(entry.owner(), entry.fence(), endsAt, endsAt));
+		for (String name : id.keys()) {
+			LocalKey key = live(name, now);
+			Holder holder = (key != null) ? key.holder(owner) : null;
+			if (key != null && holder != null) {
+				long endsAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(ttlMillis), holder.capAt());
+				key.put(new Holder(owner, holder.fence(), endsAt, endsAt));
 				kept++;
 			}
 		}
@@ -146,30 +171,38 @@ final class LocalStore implements LockStore {
 	public synchronized int check(LockId id, String owner) {
 		long now = System.nanoTime();
 		int held = 0;
-		for (String key : id.keys()) {
-			Entry entry = live(key, now);
-			if (entry != null && entry.owner().equals(owner)) {
+		for (String name : id.keys()) {
+			LocalKey key = live(name, now);
+			if (key != null && key.holder(owner) != null) {
 				held++;
 			}
 		}
 		return held;
 	}
 
+	/** The remaining lease of the key's last holder. */
 	@Override
-	public synchronized long remainingLease(String key) {
+	public synchronized long remainingLease(String name) {
 		long now = System.nanoTime();
-		Entry entry = live(key, now);
-		return (entry != null) ? TimeUnit.NANOSECONDS.toMillis(entry.expiresAt() - now) : -2;
+		LocalKey key = live(name, now);
+		return (key != null) ? TimeUnit.NANOSECONDS.toMillis(key.lastEnd() - now) : -2;
 	}
 
-	/** The entry of a key unless it expired (then it is removed). */
-	private @Nullable Entry live(String key, long now) {
-		Entry entry = this.keys.get(key);
-		if (entry != null && now - entry.expiresAt() >= 0) {
-			this.keys.remove(key);
+	/**
+	 * The key unless every lease ended (then it is removed, and a writer's mark with it).
+	 */
+	private @Nullable LocalKey live(String name, long now) {
+		LocalKey key = this.keys.get(name);
+		if (key != null && key.expire(now)) {
+			this.keys.remove(name);
 			return null;
 		}
-		return entry;
+		return key;
+	}
+
+	@Override
+	public boolean shares() {
+		return true;
 	}
 
 	@Override
@@ -189,8 +222,8 @@ final class LocalStore implements LockStore {
 	synchronized int clear() {
 		long now = System.nanoTime();
 		int held = 0;
-		for (Entry entry : this.keys.values()) {
-			held += (now - entry.expiresAt() < 0) ? 1 : 0;
+		for (LocalKey key : this.keys.values()) {
+			held += key.expire(now) ? 0 : 1;
 		}
 		this.keys.clear();
 		return held;

@@ -1,0 +1,163 @@
+package io.lockstep.local;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.engine.Sharing;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one key of the {@link LocalStore} holds: holders of one kind ({@link Sharing}),
+ * either the one exclusive holder (the plain lock, which is the key's write lock), or its
+ * readers, or at most {@code n} permit holders of a semaphore of {@code n}. Each holder
+ * has its own owner token, fencing token, lease and max-hold cap, on the
+ * {@code System.nanoTime()} clock. A writer that waits for a read-held key marks it:
+ * readers that come after it wait behind it until the key is free (its readers left or
+ * their leases ended), as a mark on a Redis key does. Not thread-safe: the store's
+ * monitor guards it.
+ */
+final class LocalKey {
+
+	private final Sharing sharing;
+
+	private final List<Holder> holders = new ArrayList<>(2);
+
+	/** Whether a writer waits for the readers; cleared with the key, once it is free. */
+	private boolean writerWaits;
+
+	LocalKey(Sharing sharing) {
+		this.sharing = sharing;
+	}
+
+	/**
+	 * One holder of the key.
+	 *
+	 * @param owner its owner token
+	 * @param fence its fencing token
+	 * @param expiresAt when its lease ends ({@code System.nanoTime()})
+	 * @param capAt its max-hold cap: no renewal extends the lease past it
+	 */
+	record Holder(String owner, long fence, long expiresAt, long capAt) {
+
+		/** The same holder with its lease ending at {@code expiresAt}. */
+		Holder until(long expiresAt) {
+			return new Holder(this.owner, this.fence, expiresAt, this.capAt);
+		}
+
+	}
+
+	/**
+	 * Drops the holders whose lease ended.
+	 * @return whether none is left: the key is free
+	 */
+	boolean expire(long now) {
+		this.holders.removeIf((holder) -> now - holder.expiresAt() >= 0);
+		return this.holders.isEmpty();
+	}
+
+	/** The holder with that owner token, or {@code null}. */
+	@Nullable Holder holder(String owner) {
+		for (Holder holder : this.holders) {
+			if (holder.owner().equals(owner)) {
+				return holder;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Whether the owner may hold the key asked as {@code id} says, now: it holds it
+	 * already, or it joins the readers (unless a writer waits) or a semaphore with a free
+	 * permit. A reader that finds a writer, a writer that finds readers and any holder
+	 * that finds the key taken wait.
+	 * @throws io.lockstep.LockException when the key is held another way (a semaphore of
+	 * another number of permits, a read lock for a semaphore, ...)
+	 */
+	boolean admits(LockId id, String owner) {
+		Sharing asked = id.sharing();
+		if (!this.sharing.equals(asked)) {
+			if ((this.sharing.read() && asked.exclusive()) || (this.sharing.exclusive() && asked.read())) {
+				return false;
+			}
+			throw this.sharing.refuses(asked, "Lock '" + id.display() + "'");
+		}
+		if (holder(owner) != null) {
+			return true;
+		}
+		if (this.sharing.read()) {
+			return !this.writerWaits;
+		}
+		return this.holders.size() < this.sharing.permits();
+	}
+
+	/**
+	 * A caller that asked {@code asked} waits for the key: a writer that waits for
+	 * readers marks it, so that readers that come after it wait behind it.
+	 */
+	void waitedFor(Sharing asked) {
+		if (this.sharing.read() && asked.exclusive()) {
+			this.writerWaits = true;
+		}
+	}
+
+	/**
+	 * The owner holds the key (once {@link #admits admitted}): a new holder gets a
+	 * fencing token from {@code fences}; one that holds it already keeps its token and
+	 * cap, its lease refreshed within the cap.
+	 * @return its fencing token
+	 */
+	long enter(String owner, LongSupplier fences, long expiresAt, long capAt) {
+		Holder mine = holder(owner);
+		if (mine != null) {
+			put(mine.until(Math.min(expiresAt, mine.capAt())));
+			return mine.fence();
+		}
+		long fence = fences.getAsLong();
+		this.holders.add(new Holder(owner, fence, Math.min(expiresAt, capAt), capAt));
+		return fence;
+	}
+
+	/** Replaces the holder with the same owner token. */
+	void put(Holder holder) {
+		this.holders.replaceAll((h) -> h.owner().equals(holder.owner()) ? holder : h);
+	}
+
+	/**
+	 * The owner's hold ends.
+	 * @return whether it held the key
+	 */
+	boolean leave(String owner) {
+		return this.holders.removeIf((holder) -> holder.owner().equals(owner));
+	}
+
+	boolean isEmpty() {
+		return this.holders.isEmpty();
+	}
+
+	/** Whether a holder that leaves frees a permit that a waiter may take. */
+	boolean isSemaphore() {
+		return !this.sharing.exclusive() && !this.sharing.read();
+	}
+
+	/** The time until the first lease ends, in ms: a waiter's bound. */
+	long firstEndMillis(long now) {
+		long first = Long.MAX_VALUE;
+		for (Holder holder : this.holders) {
+			first = Math.min(first, holder.expiresAt() - now);
+		}
+		return TimeUnit.NANOSECONDS.toMillis(first);
+	}
+
+	/** When the last lease ends: the key is taken until then. */
+	long lastEnd() {
+		long last = this.holders.get(0).expiresAt();
+		for (Holder holder : this.holders) {
+			last = (holder.expiresAt() - last > 0) ? holder.expiresAt() : last;
+		}
+		return last;
+	}
+
+}
