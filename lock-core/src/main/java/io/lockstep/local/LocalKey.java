@@ -14,10 +14,11 @@ import org.jspecify.annotations.Nullable;
  * either the one exclusive holder (the plain lock, which is the key's write lock), or its
  * readers, or at most {@code n} permit holders of a semaphore of {@code n}. Each holder
  * has its own owner token, fencing token, lease and max-hold cap, on the
- * {@code System.nanoTime()} clock. A writer that waits for a read-held key marks it:
- * readers that come after it wait behind it until the key is free (its readers left or
- * their leases ended), as a mark on a Redis key does. Not thread-safe: the store's
- * monitor guards it.
+ * {@code System.nanoTime()} clock. A writer that waits for a read-held key marks it until
+ * its next attempt is due (each attempt renews the mark, as a queue entry in Redis is
+ * renewed): readers that come after it wait behind it, and a writer that gave up or
+ * vanished holds them up no longer than that. Not thread-safe: the store's monitor guards
+ * it.
  */
 final class LocalKey {
 
@@ -25,8 +26,11 @@ final class LocalKey {
 
 	private final List<Holder> holders = new ArrayList<>(2);
 
-	/** Whether a writer waits for the readers; cleared with the key, once it is free. */
-	private boolean writerWaits;
+	/**
+	 * Until when a writer waits for the readers ({@code System.nanoTime()}), unless it
+	 * asks again first; {@code null} when none does.
+	 */
+	private @Nullable Long writerWaitsUntil;
 
 	LocalKey(Sharing sharing) {
 		this.sharing = sharing;
@@ -88,18 +92,19 @@ final class LocalKey {
 			return true;
 		}
 		if (this.sharing.read()) {
-			return !this.writerWaits;
+			return this.writerWaitsUntil == null || System.nanoTime() - this.writerWaitsUntil >= 0;
 		}
 		return this.holders.size() < this.sharing.permits();
 	}
 
 	/**
 	 * A caller that asked {@code asked} waits for the key: a writer that waits for
-	 * readers marks it, so that readers that come after it wait behind it.
+	 * readers marks it until {@code until}, so that readers that come after it wait
+	 * behind it.
 	 */
-	void waitedFor(Sharing asked) {
+	void waitedFor(Sharing asked, long until) {
 		if (this.sharing.read() && asked.exclusive()) {
-			this.writerWaits = true;
+			this.writerWaitsUntil = until;
 		}
 	}
 

@@ -63,7 +63,7 @@ final class LocalStore implements LockStore {
 				// a waiting writer marks read-held keys: later readers wait behind it
 				LocalKey key = this.keys.get(name);
 				if (key != null) {
-					key.waitedFor(id.sharing());
+					key.waitedFor(id.sharing(), now + TimeUnit.MILLISECONDS.toNanos(request.entryMillis()));
 				}
 			}
 			return Attempt.held(longest, first);

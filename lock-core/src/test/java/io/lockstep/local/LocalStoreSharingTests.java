@@ -53,6 +53,27 @@ class LocalStoreSharingTests {
 		assertThat(once(READ, "r3").acquired()).isTrue();
 	}
 
+	/**
+	 * A writer that stops asking (it gave up, or its process went) holds later readers up
+	 * only until its mark lapses: its last attempt's entry time, as a queue entry in
+	 * Redis.
+	 */
+	@Test
+	void aWritersMarkLapsesWhenItStopsAsking() throws InterruptedException {
+		assertThat(once(READ, "r1").acquired()).isTrue();
+		assertThat(this.store.acquire(new Acquire(WRITE, "w", 10_000, 0, 100, 10_000, false)).acquired()).isFalse();
+		assertThat(once(READ, "r2").acquired()).as("a reader while the writer's mark lasts").isFalse();
+		long start = System.nanoTime();
+		while (!once(READ, "r2").acquired()) {
+			assertThat(System.nanoTime() - start).as("the mark lapsed within 2 s").isLessThan(2_000_000_000L);
+			Thread.onSpinWait();
+		}
+		long lapsedMillis = (System.nanoTime() - start) / 1_000_000;
+		System.out.printf("a writer's 100 ms mark lapsed: a reader got in %d ms later, r1 still holding%n",
+				lapsedMillis);
+		assertThat(lapsedMillis).isLessThan(1_000);
+	}
+
 	@Test
 	void aWriterThatDoesNotWaitLeavesTheReadersAlone() {
 		assertThat(once(READ, "r1").acquired()).isTrue();

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
@@ -402,6 +403,36 @@ class SharedLockTests {
 			System.out.printf("semaphore of 2, one permit released under a 1.5 s minimum hold: the other permit "
 					+ "stayed free, the kept one was free again %d ms after the release%n", freedMillis);
 			assertThat(freedMillis).isBetween(1_300L, 3_000L);
+		}
+		finally {
+			otherClient.shutdown();
+		}
+	}
+
+	/**
+	 * A writer that gave up waiting leaves the key's queue: the readers that come after
+	 * it are not held up by it.
+	 */
+	@Test
+	void aWriterThatGaveUpDoesNotHoldUpLaterReaders() {
+		RedisClient otherClient = TestLocks.client(this.lockNode);
+		try (RedisLockTemplate readers = TestLocks.builder(this.lockClient).waitTime(Duration.ZERO).build();
+				RedisLockTemplate writer = TestLocks.builder(otherClient).waitTime(Duration.ofMillis(300)).build();
+				RedisLockTemplate later = TestLocks.builder(otherClient).waitTime(Duration.ZERO).build()) {
+			try (LockHandle reader = readers.read().acquire("doc:9")) {
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> writer.write().acquire("doc:9"));
+				long gaveUp = System.nanoTime();
+				assertThat(TestLocks.eventually(Duration.ofSeconds(1),
+						() -> later.read().tryAcquire("doc:9").map((lock) -> {
+							lock.close();
+							return true;
+						}).orElse(false)))
+					.isTrue();
+				System.out.printf("a writer that gave up after 300 ms: a later reader got in %d ms after%n",
+						(System.nanoTime() - gaveUp) / 1_000_000);
+				assertThat(reader.isHeld()).isTrue();
+			}
 		}
 		finally {
 			otherClient.shutdown();
