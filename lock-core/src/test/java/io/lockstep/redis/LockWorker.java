@@ -8,11 +8,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.test.Sentinels;
 
 /**
  * The main class of the second JVM in multi-process tests. Modes:
@@ -27,9 +30,10 @@ import io.lockstep.LockHandle;
  * parks until killed;</li>
  * <li>{@code wait-renewed <lockPort> <key> <leaseMillis>}: the same with a watchdog lease
  * (renewed while held).</li>
- * <li>{@code contend-shared <lockPort> <ledgerPort> <key> <threads> <iterations> <mode>}:
+ * <li>{@code contend-shared <lock> <ledgerPort> <key> <threads> <iterations> <mode>}:
  * like {@code contend} with {@link SharedContention} ({@code mode} {@code rw} or
- * {@code sem:<n>}); prints {@code RESULT violations=.. reused=.. done=.. most=..};</li>
+ * {@code sem:<n>}), on one master, a Cluster or Sentinels ({@link #lockClient}); prints
+ * {@code RESULT violations=.. reused=.. done=.. most=..};</li>
  * <li>{@code hold-read <lockPort> <key> <leaseMillis>}: like {@code hold}, as a
  * reader.</li>
  * </ul>
@@ -47,6 +51,12 @@ public final class LockWorker {
 	}
 
 	public static void main(String[] args) throws Exception {
+		RedisClient ledgerOfShared = args[0].equals("contend-shared")
+				? RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[2]))) : null;
+		if (ledgerOfShared != null) {
+			contendShared(args, lockClient(args[1]), ledgerOfShared);
+			return;
+		}
 		RedisClient lockClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[1])));
 		if (args[0].equals("wait") || args[0].equals("wait-renewed")) {
 			RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
@@ -78,10 +88,6 @@ public final class LockWorker {
 			}
 		}
 		RedisClient ledgerClient = RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[2])));
-		if (args[0].equals("contend-shared")) {
-			contendShared(args, lockClient, ledgerClient);
-			return;
-		}
 		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient).waitTime(Duration.ofMinutes(2)).build()) {
 			Contention contention = new Contention(locks, ledgerClient.connect().sync(), args[3]);
 			report("READY");
@@ -99,9 +105,32 @@ public final class LockWorker {
 		}
 	}
 
-	private static void contendShared(String[] args, RedisClient lockClient, RedisClient ledgerClient)
+	/**
+	 * A client on {@code <port>} (one master), {@code cluster:<port>} (a Cluster node) or
+	 * {@code sentinel:<port>,<port>,...} (Sentinels of {@link Sentinels#MASTER_NAME}).
+	 */
+	private static AbstractRedisClient lockClient(String where) {
+		if (where.startsWith("cluster:")) {
+			return RedisClusterClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(where.substring(8))));
+		}
+		if (where.startsWith("sentinel:")) {
+			RedisURI.Builder uri = RedisURI.builder();
+			for (String port : where.substring(9).split(",")) {
+				uri.withSentinel("127.0.0.1", Integer.parseInt(port));
+			}
+			return RedisClient.create(uri.withSentinelMasterId(Sentinels.MASTER_NAME).build());
+		}
+		return RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(where)));
+	}
+
+	private static void contendShared(String[] args, AbstractRedisClient lockClient, RedisClient ledgerClient)
 			throws Exception {
-		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient).waitTime(Duration.ofMinutes(2)).build()) {
+		// a loaded machine may take a while to answer: counting overlaps is the point
+		// here
+		try (RedisLockTemplate locks = RedisLockTemplate.builder(lockClient)
+			.waitTime(Duration.ofMinutes(2))
+			.commandTimeout(Duration.ofSeconds(5))
+			.build()) {
 			SharedContention contention = new SharedContention(locks, ledgerClient.connect().sync(), args[3],
 					SharedContention.permitsOf(args[6]));
 			report("READY");
