@@ -16,7 +16,8 @@ class LocalSharedReviewTests {
 	@Test
 	void jvmLocalTemplatesHaveReadLocksAndSemaphores() {
 		try (LocalLockTemplate locks = LocalLockTemplate.builder().waitTime(Duration.ofMillis(200)).build()) {
-			try (LockHandle first = locks.read().acquire("doc:l1"); LockHandle second = locks.read().acquire("doc:l1")) {
+			try (LockHandle first = locks.read().acquire("doc:l1");
+					LockHandle second = locks.read().acquire("doc:l1")) {
 				assertThat(first.isHeld()).isTrue();
 				assertThat(second.isHeld()).isTrue();
 			}

@@ -74,8 +74,8 @@ class SharedLockReviewTests {
 				catch (Throwable ex) {
 					failure = ex;
 				}
-				System.out.println("reactive read -> write: " + ((seenByWriter.get() != null) ? seenByWriter.get()
-						: "refused: " + failure));
+				System.out.println("reactive read -> write: "
+						+ ((seenByWriter.get() != null) ? seenByWriter.get() : "refused: " + failure));
 				assertThat(seenByWriter.get()).as("the write work ran while the key was read-held").isNull();
 				assertThat(failure).isInstanceOf(LockException.class).hasMessageContaining("write lock");
 			}
@@ -125,44 +125,62 @@ class SharedLockReviewTests {
 	}
 
 	/**
-	 * A reader held back by a queued writer (writer preference) is let in by the next
-	 * attempt once the writer gave up; nothing tells it: it waits for its head re-check
-	 * (up to 500 ms). Five trials; with a wake-up, each would be in within a round trip.
+	 * A reader held back by a queued writer (writer preference) should be let in within
+	 * about a round trip once the writer gives up. Nothing tells it: it waits for its
+	 * head re-check (up to 500 ms). The writer is interrupted right after one of the
+	 * reader's refused attempts (seen by its LINDEX of the queue in commandstats), so the
+	 * reader's next re-check is a whole period away.
 	 */
 	@Test
 	void aReaderHeldBackByAWriterThatGaveUpIsLetInPromptly() throws Exception {
 		RedisClient thirdClient = TestLocks.client(this.node);
 		try (RedisLockTemplate holder = TestLocks.builder(this.client).build();
 				RedisLockTemplate writers = TestLocks.builder(this.otherClient)
-					.waitTime(Duration.ofMillis(1_500))
+					.waitTime(Duration.ofSeconds(10))
 					.build();
 				RedisLockTemplate readers = TestLocks.builder(thirdClient).waitTime(Duration.ofSeconds(10)).build()) {
 			TestLocks.warmUp(holder, writers, readers);
 			readers.read().acquire("warm-read").close();
 			List<Long> lateMillis = new ArrayList<>();
-			for (int trial = 0; trial < 5; trial++) {
+			for (int trial = 0; trial < 3; trial++) {
 				String key = "doc:g" + trial;
 				try (LockHandle first = holder.read().acquire(key)) {
-					CompletableFuture<Long> writerGaveUp = CompletableFuture.supplyAsync(() -> {
+					CompletableFuture<Long> writerGaveUp = new CompletableFuture<>();
+					Thread writer = new Thread(() -> {
 						try (LockHandle never = writers.write().acquire(key)) {
-							throw new AssertionError("the writer got the read-held key");
+							writerGaveUp.completeExceptionally(new AssertionError("the writer got the read-held key"));
 						}
-						catch (io.lockstep.LockAcquisitionException ex) {
-							return System.nanoTime();
+						catch (LockException ex) {
+							writerGaveUp.complete(System.nanoTime());
 						}
 					});
+					writer.start();
 					assertThat(TestLocks.eventually(Duration.ofSeconds(5),
 							() -> ((Long) this.node.call("LLEN", "lockstep:__q:" + key)) > 0))
 						.as("writer queued")
 						.isTrue();
-					CompletableFuture<Long> readerIn = CompletableFuture.supplyAsync(() -> {
+					CompletableFuture<Long> readerIn = new CompletableFuture<>();
+					Thread reader = new Thread(() -> {
 						try (LockHandle second = readers.read().acquire(key)) {
-							return System.nanoTime();
+							readerIn.complete(System.nanoTime());
+						}
+						catch (Throwable ex) {
+							readerIn.completeExceptionally(ex);
 						}
 					});
+					reader.start();
+					assertThat(TestLocks.parkedFor(reader, Duration.ofMillis(50), Duration.ofSeconds(5))).isTrue();
+					long lindex = TestLocks.commandCalls(this.node, "lindex");
+					assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+							() -> TestLocks.commandCalls(this.node, "lindex") > lindex))
+						.as("a refused re-check of the reader")
+						.isTrue();
+					writer.interrupt();
 					long gaveUp = writerGaveUp.get(10, TimeUnit.SECONDS);
 					long in = readerIn.get(10, TimeUnit.SECONDS);
 					lateMillis.add(TimeUnit.NANOSECONDS.toMillis(in - gaveUp));
+					writer.join(10_000);
+					reader.join(10_000);
 				}
 			}
 			System.out.println("reader in after the queued writer gave up, ms per trial: " + lateMillis);
