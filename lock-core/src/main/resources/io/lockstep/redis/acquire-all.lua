@@ -12,8 +12,10 @@
 --          {0, pttl, i, owner}       at least one key is held by another owner: pttl = the
 --                                    longest remaining lease among those keys, in ms,
 --                                    i = the 0-based index of the first such key and owner =
---                                    the owner token holding it
+--                                    the owner token holding it (empty for readers or permit holders)
 --          {-1}                      ARGV[4] is "1" and this Redis does not persist: nothing done
+--          {-2, permits}             a key is held by a semaphore of that many permits: not a key
+--                                    of exclusive locks (see acquire.lua); nothing done
 -- A key held by another owner is marked as waited for (see acquire.lua), so that its release
 -- publishes a notification. Fencing tokens come from INCR, as in acquire.lua.
 if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_enabled:1', 1, true) then
@@ -26,11 +28,15 @@ local first = -1
 local holder = ''
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
+  if current and string.sub(current, 1, 1) == 's' and string.find(current, '|', 1, true) then
+    -- held by a semaphore's permit holders (see holders.lua): not a key of exclusive locks
+    return {-2, tonumber(string.match(current, '^s(%d+)'))}
+  end
   if current and string.sub(current, 1, #prefix) ~= prefix then
     longest = math.max(longest, redis.call('PTTL', KEYS[i]))
     if first < 0 then
       first = i - 1
-      holder = string.match(current, '^[^:]*')
+      holder = string.find(current, '|', 1, true) and '' or string.match(current, '^[^:]*')
     end
   end
 end

@@ -13,7 +13,9 @@
 --             off nothing (Redlock undoing a failed attempt, which frees no lock)
 -- ARGV[3]     optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
 -- ARGV[4]     optional: 'queues' (see KEYS)
--- ARGV[5]     optional: 'leave': the owner also leaves the queues (a waiter that gives up)
+-- ARGV[5]     optional: 'leave': the owner also leaves the queues (a waiter that gives up; a
+--             writer that leaves a queue while readers hold the key notifies the readers that
+--             waited behind it)
 -- A key held by readers or permit holders (holders.lua) loses this owner's share; the last
 -- holder to leave frees it as above, and a semaphore's permit holder that leaves notifies the
 -- key's waiters.
@@ -108,11 +110,15 @@ end
 
 local released = 0
 for i = 1, n do
-  if queues and ARGV[5] == 'leave' then
-    redis.call('LREM', KEYS[n + i], 0, ARGV[1])
-    redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
-  end
   local current = redis.call('GET', KEYS[i])
+  if queues and ARGV[5] == 'leave' then
+    local left = redis.call('LREM', KEYS[n + i], 0, ARGV[1])
+    redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
+    if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
+      -- a writer that readers waited behind gives up: they may join the readers now
+      redis.pcall(publish, KEYS[i], message)
+    end
+  end
   if current and string.sub(current, 1, #prefix) == prefix then
     released = released + 1
     free(i, current)

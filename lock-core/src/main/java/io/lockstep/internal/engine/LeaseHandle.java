@@ -68,6 +68,21 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		return this.parts;
 	}
 
+	/**
+	 * Checks that a call holding this handle may enter the keys of {@code asked} it holds
+	 * the way {@code asked} says (see {@link Sharing#checkReentry}).
+	 * @throws io.lockstep.LockException at once, naming both ways, when it may not
+	 */
+	void checkReentry(LockId asked) {
+		for (Lease lease : this.parts) {
+			for (String key : lease.id().keys()) {
+				if (asked.keys().contains(key)) {
+					lease.id().sharing().checkReentry(asked.sharing(), key);
+				}
+			}
+		}
+	}
+
 	@Override
 	public String key() {
 		return this.id.display();

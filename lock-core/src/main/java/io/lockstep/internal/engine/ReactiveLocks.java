@@ -112,7 +112,14 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 			LockHandle outer = context.getOrDefault(LockHandle.class, null);
 			if (outer instanceof LeaseHandle held && this.engine.owns(held) && held.isHeld()
 					&& held.keys().containsAll(id.keys())) {
-				// the subscription holds every key already
+				// the subscription holds every key already: it re-enters them the same
+				// way
+				try {
+					held.checkReentry(id);
+				}
+				catch (LockException ex) {
+					return Flux.error(ex);
+				}
 				return Flux.from(work.apply(held));
 			}
 			return Flux

@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Review: the shared-holder scripts on their own (EVALSHA), for the invariants the engine
- * relies on.
+ * The shared-holder scripts on their own (EVALSHA), for the invariants the engine relies
+ * on.
  */
 @RedisTest
-class SharedScriptReviewTests {
+class SharedScriptTests {
 
 	private static final String A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
@@ -33,7 +33,7 @@ class SharedScriptReviewTests {
 
 	private LockCommands commands;
 
-	SharedScriptReviewTests(RedisNode redis) {
+	SharedScriptTests(RedisNode redis) {
 		this.redis = redis;
 	}
 
