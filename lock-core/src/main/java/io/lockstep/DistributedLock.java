@@ -23,8 +23,10 @@ import java.lang.annotation.Target;
  *
  * <p>
  * Every annotated method is checked when the application starts: an expression that does
- * not parse or names an unknown parameter, a bad duration, an unknown fallback or an
- * unsupported return type fails start-up with a message naming the method.
+ * not parse or names an unknown parameter, a bad duration, an unknown fallback, an
+ * unsupported return type, {@code permits} below 1 or above 1 with a read lock, or a read
+ * lock or semaphore on a lock store that does not keep them (Redlock) fails start-up with
+ * a message naming the method.
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -100,15 +102,22 @@ public @interface DistributedLock {
 	 * {@link LockMode#WRITE} (default): exclusive, like a plain lock. Holding the read
 	 * lock and asking for the write lock of the same key fails at once (an upgrade would
 	 * deadlock); asking for the read lock while holding the write lock re-enters. One key
-	 * only: a key expression that evaluates to a collection fails the call.
+	 * only: a key expression that evaluates to a collection or array fails the call with
+	 * a {@link LockKeyException} naming the method, before anything is acquired. Methods
+	 * returning {@code CompletableFuture}, {@code Mono}, {@code Flux}, and Kotlin
+	 * {@code suspend} functions and {@code Flow}s take it too. Redlock keeps exclusive
+	 * locks only: there, a method with {@code READ} fails start-up naming the method.
 	 */
 	LockMode mode() default LockMode.WRITE;
 
 	/**
-	 * A semaphore: up to this many holders of the key at once (with {@code mode} WRITE
-	 * only). Every holder of the key must ask with the same number: another number fails
-	 * the call with a {@link LockException} naming both, and nothing is acquired. Default
-	 * 1: the plain lock.
+	 * A semaphore: up to this many holders of the key at once, each with its own lease
+	 * and fencing token (with {@code mode} WRITE only). Every holder of the key must ask
+	 * with the same number: another number fails the call with a {@link LockException}
+	 * naming both, and nothing is acquired. Default 1: the plain lock. One key only, as
+	 * for {@link #mode()} {@code READ}. Start-up fails, naming the method, for a number
+	 * below 1, for a number above 1 with {@code mode = READ}, and on Redlock (which keeps
+	 * exclusive locks only) for a number above 1.
 	 */
 	int permits() default 1;
 

@@ -3,7 +3,9 @@ package io.lockstep.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
+import io.lockstep.DistributedLock;
 import io.lockstep.LockHandle;
+import io.lockstep.LockMode;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockStore;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -78,6 +81,32 @@ class RedlockAutoConfigurationTests {
 	}
 
 	@Test
+	void aReadLockMethodFailsStartUpOnRedlockNamingTheMethod(RedisFixture fixture) {
+		assertRedlockRefuses(fixture, Catalog.class, "read(String)", "mode = READ cannot be honoured");
+	}
+
+	@Test
+	void aSemaphoreMethodFailsStartUpOnRedlockNamingTheMethod(RedisFixture fixture) {
+		assertRedlockRefuses(fixture, Exports.class, "run()", "permits = 3 cannot be honoured");
+	}
+
+	private void assertRedlockRefuses(RedisFixture fixture, Class<?> bean, String method, String attribute) {
+		List<RedisNode> masters = fixture.masters(3, "--appendonly", "yes");
+		this.contextRunner.withBean(bean)
+			.withPropertyValues("lockstep.redlock.nodes=" + masters.get(0).uri() + "," + masters.get(1).uri() + ","
+					+ masters.get(2).uri())
+			.run((context) -> {
+				FailureAnalysis analysis = new LockstepFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
+				assertThat(analysis.getDescription())
+					.startsWith("@DistributedLock on " + bean.getName() + "." + method + ": " + attribute)
+					.contains("Redlock supports exclusive locks only");
+				assertThat(analysis.getAction()).contains("mode = WRITE, permits = 1")
+					.contains("a single Redis master, Sentinel or Cluster");
+			});
+	}
+
+	@Test
 	void aNodeThatIsNotARedisUriFailsStartUpNamingTheProperty() {
 		this.contextRunner
 			.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2,http://nowhere")
@@ -112,6 +141,23 @@ class RedlockAutoConfigurationTests {
 			LockStore backend = EngineTemplate.of(context.getBean(RedisLockTemplate.class)).engine().store();
 			assertThat(backend.getClass().getSimpleName()).isEqualTo("RedisStore");
 		});
+	}
+
+	static class Catalog {
+
+		@DistributedLock(key = "#sku", mode = LockMode.READ)
+		String read(String sku) {
+			return sku;
+		}
+
+	}
+
+	static class Exports {
+
+		@DistributedLock(key = "'export'", permits = 3)
+		void run() {
+		}
+
 	}
 
 }

@@ -117,20 +117,15 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 		}
 	}
 
+	/**
+	 * Parses the method's annotation and builds its template copy, which the template
+	 * checks against the lockstep.* properties and its lock store.
+	 * @throws LockConfigurationException naming the method
+	 */
 	private void check(Method method, Class<?> type) {
 		LockOperation operation = this.operations.get(method, type);
-		if (operation == null) {
-			return;
-		}
-		try {
+		if (operation != null) {
 			this.interceptor.template(operation);
-		}
-		catch (IllegalArgumentException ex) {
-			throw new LockConfigurationException(operation.description() + ": " + ex.getMessage(),
-					"Make the attributes of the annotation fit together and with the lockstep.* properties: a "
-							+ "minHoldTime no longer than a fixed leaseTime or lockstep.max-hold-time, durations "
-							+ "within the limits named above.",
-					ex);
 		}
 	}
 

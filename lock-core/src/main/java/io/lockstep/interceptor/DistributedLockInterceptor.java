@@ -12,7 +12,9 @@ import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.CallContext;
+import io.lockstep.internal.LockConfigurationException;
 import io.lockstep.internal.engine.EngineTemplate;
+import io.lockstep.internal.engine.Sharing;
 import io.lockstep.internal.transaction.LockRelease;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -125,30 +127,65 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * The template copy of the operation: named, with its wait time, minimum hold and
-	 * fixed lease. A skipping operation without a wait time of its own does not wait,
-	 * unless its name has a configured wait ({@code named} applies that over the zero).
-	 * @throws IllegalArgumentException if the template rejects a setting
+	 * The template copy of the operation: named, with its wait time, minimum hold, fixed
+	 * lease and sharing (read lock or semaphore). A skipping operation without a wait
+	 * time of its own does not wait, unless its name has a configured wait ({@code named}
+	 * applies that over the zero). Built once per operation, first by the advisor's check
+	 * at start-up.
+	 * @throws LockConfigurationException naming the method if the template rejects a
+	 * setting, or cannot share keys (Redlock) for a read lock or semaphore
 	 */
 	LockTemplate template(LockOperation operation) {
 		LockTemplate template = this.templates.get(operation);
 		if (template == null) {
-			template = this.locks.get();
-			if (operation.skips() && operation.waitTime() == null) {
-				template = template.withWaitTime(Duration.ZERO);
+			try {
+				template = configure(operation);
 			}
-			template = (operation.name() != null) ? template.named(operation.name())
-					: template.withLockName(operation.lockName());
-			if (operation.waitTime() != null) {
-				template = template.withWaitTime(operation.waitTime());
+			catch (IllegalArgumentException ex) {
+				throw new LockConfigurationException(operation.description() + ": " + ex.getMessage(),
+						"Make the attributes of the annotation fit together and with the lockstep.* properties: a "
+								+ "minHoldTime no longer than a fixed leaseTime or lockstep.max-hold-time, durations "
+								+ "within the limits named above.",
+						ex);
 			}
-			if (operation.minHoldTime() != null) {
-				template = template.withMinHoldTime(operation.minHoldTime());
-			}
-			if (operation.leaseTime() != null) {
-				template = template.withLeaseTime(operation.leaseTime());
+			catch (UnsupportedOperationException ex) {
+				Sharing sharing = operation.sharing();
+				throw new LockConfigurationException(
+						operation.description() + ": "
+								+ (sharing.read() ? "mode = READ" : "permits = " + sharing.permits())
+								+ " cannot be honoured: " + ex.getMessage(),
+						"Use the plain lock (mode = WRITE, permits = 1) on this method, or run Lockstep on a lock "
+								+ "store that keeps read locks and semaphores: a single Redis master, Sentinel or "
+								+ "Cluster (Redlock keeps exclusive locks only).",
+						ex);
 			}
 			this.templates.put(operation, template);
+		}
+		return template;
+	}
+
+	private LockTemplate configure(LockOperation operation) {
+		LockTemplate template = this.locks.get();
+		if (operation.skips() && operation.waitTime() == null) {
+			template = template.withWaitTime(Duration.ZERO);
+		}
+		template = (operation.name() != null) ? template.named(operation.name())
+				: template.withLockName(operation.lockName());
+		if (operation.waitTime() != null) {
+			template = template.withWaitTime(operation.waitTime());
+		}
+		if (operation.minHoldTime() != null) {
+			template = template.withMinHoldTime(operation.minHoldTime());
+		}
+		if (operation.leaseTime() != null) {
+			template = template.withLeaseTime(operation.leaseTime());
+		}
+		Sharing sharing = operation.sharing();
+		if (sharing.read()) {
+			template = template.read();
+		}
+		else if (!sharing.exclusive()) {
+			template = template.withPermits(sharing.permits());
 		}
 		return template;
 	}

@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockKeyException;
 import io.lockstep.OnLocked;
+import io.lockstep.internal.engine.Sharing;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.EvaluationException;
@@ -36,6 +37,8 @@ final class LockOperation {
 
 	private final Timing timing;
 
+	private final Sharing sharing;
+
 	private final ReturnKind returnKind;
 
 	private final OnLocked onLocked;
@@ -45,7 +48,7 @@ final class LockOperation {
 	private final @Nullable FallbackMethod fallback;
 
 	LockOperation(String description, Method method, String keyText, Expression key, LockKeyExpressions expressions,
-			@Nullable String name, Timing timing, ReturnKind returnKind, OnLocked onLocked,
+			@Nullable String name, Timing timing, Sharing sharing, ReturnKind returnKind, OnLocked onLocked,
 			@Nullable Supplier<@Nullable Object> skipResult, @Nullable FallbackMethod fallback) {
 		this.description = description;
 		this.method = method;
@@ -54,6 +57,7 @@ final class LockOperation {
 		this.expressions = expressions;
 		this.name = name;
 		this.timing = timing;
+		this.sharing = sharing;
 		this.returnKind = returnKind;
 		this.onLocked = onLocked;
 		this.skipResult = skipResult;
@@ -94,6 +98,14 @@ final class LockOperation {
 		return this.timing.minHoldTime();
 	}
 
+	/**
+	 * How the lock shares its key: the plain lock, a read lock, or a semaphore's permit
+	 * ({@code mode} and {@code permits} on the annotation).
+	 */
+	Sharing sharing() {
+		return this.sharing;
+	}
+
 	/** Whether a lock not acquired skips the method (no fallback, no exception). */
 	boolean skips() {
 		return this.fallback == null && this.onLocked == OnLocked.SKIP;
@@ -112,7 +124,8 @@ final class LockOperation {
 	/**
 	 * Evaluates the key for one call: one key, or several for a collection or array.
 	 * @throws LockKeyException if it evaluates to {@code null}, an empty string or an
-	 * empty collection, or fails
+	 * empty collection, or fails, or to a collection or array for a read lock or a
+	 * semaphore (which take one key)
 	 */
 	List<String> keys(@Nullable Object[] args, @Nullable Object target, @Nullable Class<?> targetClass) {
 		Object value;
@@ -126,6 +139,12 @@ final class LockOperation {
 		if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
 			Collection<?> elements = (value instanceof Collection<?> collection) ? collection
 					: List.of(ObjectUtils.toObjectArray(value));
+			if (!this.sharing.exclusive()) {
+				throw new LockKeyException(this.description + ": key '" + this.keyText + "' evaluated to "
+						+ ((value instanceof Collection<?>) ? "a collection" : "an array") + " of " + elements.size()
+						+ ", but " + this.sharing.describe() + " (" + attributes() + ") takes one key; lock one key, "
+						+ "or use the write lock (mode = WRITE, permits = 1) to lock several");
+			}
 			if (elements.isEmpty()) {
 				throw invalidKey("an empty " + ((value instanceof Collection<?>) ? "collection" : "array"));
 			}
@@ -156,6 +175,11 @@ final class LockOperation {
 			throw new IllegalStateException("Nothing to skip with for " + this);
 		}
 		throw ex;
+	}
+
+	/** The annotation's sharing attributes, as written: "mode = READ", "permits = 3". */
+	private String attributes() {
+		return this.sharing.read() ? "mode = READ" : "permits = " + this.sharing.permits();
 	}
 
 	private String single(@Nullable Object value, String what) {

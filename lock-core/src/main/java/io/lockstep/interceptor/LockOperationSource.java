@@ -13,7 +13,9 @@ import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
+import io.lockstep.LockMode;
 import io.lockstep.OnLocked;
+import io.lockstep.internal.engine.Sharing;
 import org.jspecify.annotations.Nullable;
 import io.lockstep.internal.LockConfigurationException;
 
@@ -133,6 +135,7 @@ final class LockOperationSource {
 				() -> duration(annotation.leaseTime()));
 		@Nullable Duration minHoldTime = attribute(description, "minHoldTime", annotation.minHoldTime(),
 				() -> duration(annotation.minHoldTime()));
+		Sharing sharing = sharing(description, annotation.mode(), annotation.permits());
 		OnLocked onLocked = annotation.onLocked();
 		String fallbackName = annotation.fallback().trim();
 		ReturnKind returnKind = Coroutines.isSuspending(method)
@@ -157,7 +160,27 @@ final class LockOperationSource {
 			skipResult = attribute(description, "onLocked", "SKIP", () -> SkipResults.of(method, owner));
 		}
 		return new LockOperation(description, method, annotation.key(), key, this.expressions, name,
-				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), returnKind, onLocked, skipResult, fallback);
+				new LockOperation.Timing(waitTime, leaseTime, minHoldTime), sharing, returnKind, onLocked, skipResult,
+				fallback);
+	}
+
+	/**
+	 * How the method's lock shares its key: {@code permits} at least 1, and above 1 only
+	 * in write mode (a semaphore).
+	 */
+	private static Sharing sharing(String description, LockMode mode, int permits) {
+		String action = "Set permits = 1 for the plain lock or a read lock (mode = READ), or permits = n > 1 with "
+				+ "mode = WRITE (the default) for a semaphore of n holders.";
+		if (permits < 1) {
+			throw new LockConfigurationException(description + ": permits = " + permits
+					+ " must be at least 1 (1 is the plain lock, n > 1 a " + "semaphore of n holders)", action);
+		}
+		if (mode == LockMode.READ && permits > 1) {
+			throw new LockConfigurationException(description + ": mode = READ and permits = " + permits
+					+ " exclude each other: a read lock is shared with every other reader of the key, a semaphore "
+					+ "(permits > 1) is taken in write mode", action);
+		}
+		return (mode == LockMode.READ) ? Sharing.READ : Sharing.permits(permits);
 	}
 
 	private static <T extends @Nullable Object> T attribute(String description, String attribute, String value,

@@ -2,10 +2,12 @@ package io.lockstep.kotlin
 
 import io.lockstep.DistributedLock
 import io.lockstep.LockAcquisitionException
+import io.lockstep.LockMode
 import io.lockstep.LockTemplate
 import io.lockstep.OnLocked
 import io.lockstep.test.RedisNode
 import io.lockstep.test.RedisTest
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitAll
@@ -15,6 +17,7 @@ import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.assertj.core.api.Assertions.assertThatExceptionOfType
@@ -23,6 +26,7 @@ import org.junit.jupiter.api.Test
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
 import org.springframework.context.annotation.Bean
 import org.springframework.context.annotation.Configuration
+import java.util.concurrent.atomic.AtomicInteger
 
 /**
  * `@DistributedLock` on Kotlin `suspend` functions: locked for the call, acquired without
@@ -143,6 +147,21 @@ class SuspendMethodsTests {
 	}
 
 	@Test
+	fun twoCallsOfAReadSuspendFunOfOneKeyAreInsideAtOnce() {
+		contextRunner.run { context ->
+			val stock = context.getBean(Stock::class.java)
+			val inside = AtomicInteger()
+			val both = CompletableDeferred<Unit>()
+			// each call waits inside for the other: only if both are inside at once
+			val met = runBlocking {
+				(1..2).map { async(Dispatchers.Default) { stock.countShared("mug", inside, both) } }.awaitAll()
+			}
+			assertThat(met).containsExactly(true, true)
+			assertThat(redis.exists("kotlin:stock:mug")).isFalse()
+		}
+	}
+
+	@Test
 	fun theFencingTokenIsVisibleInsideTheLockedFunction() {
 		contextRunner.run { context ->
 			val stock = context.getBean(Stock::class.java)
@@ -235,6 +254,14 @@ class SuspendMethodsTests {
 		open suspend fun later(sku: String, ex: LockAcquisitionException): String {
 			delay(1)
 			return "later $sku after ${ex.key}"
+		}
+
+		@DistributedLock(key = "#sku", name = "stock", mode = LockMode.READ)
+		open suspend fun countShared(sku: String, inside: AtomicInteger, both: CompletableDeferred<Unit>): Boolean {
+			if (inside.incrementAndGet() == 2) {
+				both.complete(Unit)
+			}
+			return withTimeoutOrNull(5_000) { both.await() } != null
 		}
 
 		@DistributedLock(key = "#sku", name = "stock")

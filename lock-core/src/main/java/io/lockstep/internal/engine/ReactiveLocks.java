@@ -101,8 +101,10 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 			Function<? super LockAcquisitionException, ? extends Publisher<T>> notAcquired, boolean skips) {
 		Assert.notNull(work, "'work' must not be null");
 		Assert.notNull(notAcquired, "'notAcquired' must not be null");
-		return Flux
-			.defer(() -> locked(this.settings.lockId(keys), this.settings.waitNanos(), skips, work, notAcquired));
+		// one key is the lock of that key, which a read lock or a semaphore can take too
+		return Flux.defer(() -> locked(
+				(keys.size() == 1) ? this.settings.lockId(keys.iterator().next()) : this.settings.lockId(keys),
+				this.settings.waitNanos(), skips, work, notAcquired));
 	}
 
 	private <T> Flux<T> locked(LockId id, long waitNanos, boolean skips,
