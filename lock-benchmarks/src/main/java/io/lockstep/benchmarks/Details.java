@@ -41,19 +41,19 @@ final class Details {
 						continue;
 					}
 					if (!scenario.runs(id)) {
-						Report.tableRow(out, List.of(Contenders.of(id).title(), clients, "not applicable", "", "", "",
-								"", "", "", "", "", ""));
+						Report.tableRow(out, List.of(Contenders.of(id).title(scenario), clients, "not applicable", "",
+								"", "", "", "", "", "", "", ""));
 						continue;
 					}
 					Optional<Outcome> found = Optional.ofNullable(outcomes.get(Outcome.key(scenario, id, clients)));
 					if (found.isEmpty()) {
-						Report.tableRow(out, List.of(Contenders.of(id).title(), clients, "failed", "", "", "", "", "",
-								"", "", "", ""));
+						Report.tableRow(out, List.of(Contenders.of(id).title(scenario), clients, "failed", "", "", "",
+								"", "", "", "", "", ""));
 						continue;
 					}
 					Outcome outcome = found.get();
 					Report.tableRow(out,
-							List.of(Contenders.of(id).title(), clients, Metric.Unit.RATE.format(outcome.rate()),
+							List.of(Contenders.of(id).title(scenario), clients, Metric.Unit.RATE.format(outcome.rate()),
 									Report.number(outcome.rateMin()) + "–" + Report.number(outcome.rateMax()),
 									score(outcome), percentiles(outcome),
 									(outcome.record() != null)
