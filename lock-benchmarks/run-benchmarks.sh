@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds lock-benchmarks (and the modules it needs, nothing installed), then runs every
-# scenario for every contender against one redis-server it starts, and writes
-# docs/benchmarks.md. Options go to io.lockstep.benchmarks.BenchmarkRunner (--help).
+# scenario for every contender that has what it measures (RW and SEM: Lockstep and
+# Redisson) against one redis-server it starts, and writes docs/benchmarks.md. Options
+# go to io.lockstep.benchmarks.BenchmarkRunner (--help).
 # The full run takes about 10 minutes on 2 cores.
 set -euo pipefail
 

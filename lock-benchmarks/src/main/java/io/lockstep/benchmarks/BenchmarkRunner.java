@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -19,6 +20,7 @@ import java.util.stream.Stream;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -54,7 +56,7 @@ public final class BenchmarkRunner {
 			RedisNode redis = fixture.standalone();
 			redisVersion = fixture.redisVersion();
 			System.out.println("Benchmarking against " + redis + ": " + redisVersion);
-			results = new Runner(options(settings, redis.port()).build()).run();
+			results = run(settings, redis.port());
 			System.out.println("Measuring Redis round trips right after another and after a 5 ms idle wait...");
 			probe = MachineProbe.measure(redis.port());
 			System.out.println(probe);
@@ -75,7 +77,30 @@ public final class BenchmarkRunner {
 		}
 	}
 
-	private static ChainedOptionsBuilder options(Settings settings, int port) {
+	/**
+	 * Runs JMH once per group of scenarios that run the same contenders (JMH's parameter
+	 * values apply to every benchmark of a run), in the order chosen, and writes JMH's
+	 * JSON result of all of them.
+	 */
+	private static Collection<RunResult> run(Settings settings, int port) throws RunnerException, IOException {
+		Map<List<String>, List<Scenario>> groups = new LinkedHashMap<>();
+		for (Scenario scenario : settings.scenarios) {
+			List<String> contenders = settings.contenders.stream().filter(scenario::runs).toList();
+			if (!contenders.isEmpty()) {
+				groups.computeIfAbsent(contenders, (key) -> new ArrayList<>()).add(scenario);
+			}
+		}
+		List<RunResult> results = new ArrayList<>();
+		for (Map.Entry<List<String>, List<Scenario>> group : groups.entrySet()) {
+			results.addAll(new Runner(options(settings, port, group.getValue(), group.getKey()).build()).run());
+		}
+		Files.createDirectories(settings.json.toAbsolutePath().getParent());
+		ResultFormatFactory.getInstance(ResultFormatType.JSON, settings.json.toString()).writeOut(results);
+		return results;
+	}
+
+	private static ChainedOptionsBuilder options(Settings settings, int port, List<Scenario> scenarios,
+			List<String> contenders) {
 		ChainedOptionsBuilder options = new OptionsBuilder().forks(1)
 			.warmupIterations(settings.warmup.iterations)
 			.warmupTime(TimeValue.seconds(settings.warmup.seconds))
@@ -83,17 +108,15 @@ public final class BenchmarkRunner {
 			.measurementTime(TimeValue.seconds(settings.measurement.seconds))
 			.timeout(TimeValue.minutes(2))
 			.shouldFailOnError(false)
-			.param("contender", settings.contenders.toArray(String[]::new))
+			.param("contender", contenders.toArray(String[]::new))
 			.param("clients", settings.clients.toArray(String[]::new))
 			.jvmArgsAppend(Stream
 				.concat(FORK_JVM_ARGS.stream(),
 						Stream.of("-D" + RedisTarget.PORT_PROPERTY + "=" + port,
 								"-D" + TrialRecord.DIRECTORY_PROPERTY + "=" + settings.records.toAbsolutePath(),
 								"-Dlockstep.bench.commit=" + System.getProperty("lockstep.bench.commit", "")))
-				.toArray(String[]::new))
-			.result(settings.json.toString())
-			.resultFormat(ResultFormatType.JSON);
-		settings.scenarios.forEach((scenario) -> options.include(scenario.include()));
+				.toArray(String[]::new));
+		scenarios.forEach((scenario) -> options.include(scenario.include()));
 		return options;
 	}
 
@@ -101,6 +124,9 @@ public final class BenchmarkRunner {
 		List<String> failures = new ArrayList<>();
 		for (Scenario scenario : settings.scenarios) {
 			for (String contender : settings.contenders) {
+				if (!scenario.runs(contender)) {
+					continue;
+				}
 				for (String clients : scenario.clients()) {
 					if (settings.clients.contains(clients)
 							&& !outcomes.containsKey(Outcome.key(scenario, contender, clients))) {
@@ -132,8 +158,9 @@ public final class BenchmarkRunner {
 
 		static final String USAGE = """
 				Usage: run-benchmarks.sh [options]
-				  --scenarios S1,S2,S3,S4,S5      scenarios to run (default: all)
-				  --contenders floor,lockstep,... contenders (default: floor,lockstep,redisson,si-spin,si-pubsub)
+				  --scenarios S1,S2,S3,S4,S5,RW,SEM scenarios to run (default: all)
+				  --contenders floor,lockstep,... contenders (default: floor,lockstep,redisson,si-spin,si-pubsub;
+				                                  RW and SEM run only lockstep and redisson among them)
 				  --clients shared,per-thread     client modes of S3/S4 (default: both; S1, S2, S5 run shared)
 				  --warmup NxS                    N warm-up iterations of S seconds per fork (default 1x2)
 				  --measurement NxS               N measurement iterations of S seconds per fork (default 3x2)

@@ -44,6 +44,21 @@ enum Contenders {
 		return this.title;
 	}
 
+	/**
+	 * The row title in the details of {@code scenario}: for RW and SEM, what the
+	 * contender measures there when that is not its plain lock.
+	 */
+	String title(Scenario scenario) {
+		if (this == REDISSON && scenario == Scenario.RW) {
+			return "Redisson `RReadWriteLock` (watchdog)";
+		}
+		if (this == REDISSON && scenario == Scenario.SEM) {
+			return "Redisson `RPermitExpirableSemaphore` (" + RedissonContender.PERMIT_LEASE_SECONDS
+					+ " s lease per permit)";
+		}
+		return this.title;
+	}
+
 	Contender create(RedisTarget redis) {
 		return this.factory.apply(redis);
 	}

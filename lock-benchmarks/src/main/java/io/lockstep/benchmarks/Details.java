@@ -24,36 +24,43 @@ final class Details {
 				+ "per-thread rates over each thread's own measured window and overstates when a lock starves "
 				+ "threads; JMH's score is shown here for reference (for S1: the mean sampled pair time). "
 				+ "Acquisitions, commands and hand-offs cover the measurement iterations only. Holder changes = "
-				+ "share of acquisitions that went to another thread than the previous one (single-key scenarios).");
+				+ "share of acquisitions that went to another thread than the previous one (S3, S4). Most inside = the "
+				+ "most holders inside the key at once (RW: readers, with the share of writes among the "
+				+ "operations; SEM: permit holders).");
 		for (Scenario scenario : run.scenarios()) {
 			line(out);
 			line(out, "### " + scenario + " — " + scenario.description());
 			line(out);
 			Report.tableHead(out,
 					List.of("contender", "clients", "acquisitions/s", "spread", "JMH score", "p50 / p99",
-							"acquisitions", "commands / acq.", "subscribe / acq.", "holder changes",
+							"acquisitions", "commands / acq.", "subscribe / acq.", "holder changes", "most inside",
 							"commands per acquisition, by name"));
 			for (String id : run.contenders()) {
 				for (String clients : scenario.clients()) {
 					if (!run.clients().contains(clients)) {
 						continue;
 					}
+					if (!scenario.runs(id)) {
+						Report.tableRow(out, List.of(Contenders.of(id).title(scenario), clients, "not applicable", "",
+								"", "", "", "", "", "", "", ""));
+						continue;
+					}
 					Optional<Outcome> found = Optional.ofNullable(outcomes.get(Outcome.key(scenario, id, clients)));
 					if (found.isEmpty()) {
-						Report.tableRow(out,
-								List.of(Contenders.of(id).title(), clients, "failed", "", "", "", "", "", "", "", ""));
+						Report.tableRow(out, List.of(Contenders.of(id).title(scenario), clients, "failed", "", "", "",
+								"", "", "", "", "", ""));
 						continue;
 					}
 					Outcome outcome = found.get();
 					Report.tableRow(out,
-							List.of(Contenders.of(id).title(), clients, Metric.Unit.RATE.format(outcome.rate()),
+							List.of(Contenders.of(id).title(scenario), clients, Metric.Unit.RATE.format(outcome.rate()),
 									Report.number(outcome.rateMin()) + "–" + Report.number(outcome.rateMax()),
 									score(outcome), percentiles(outcome),
 									(outcome.record() != null)
 											? String.format(Locale.ROOT, "%,d", outcome.record().acquisitions) : "–",
 									Metric.Unit.COUNT.format(outcome.commandsPerAcquisition()),
 									Metric.Unit.COUNT.format(outcome.subscriptionsPerAcquisition()),
-									holderChanges(outcome), byName(outcome)));
+									holderChanges(outcome), mostInside(outcome), byName(outcome)));
 				}
 			}
 		}
@@ -82,6 +89,18 @@ final class Details {
 		}
 		return String.format(Locale.ROOT, "%.0f %%",
 				100.0 * outcome.record().holderChanges / outcome.record().acquisitions);
+	}
+
+	private static String mostInside(Outcome outcome) {
+		TrialRecord record = outcome.record();
+		if (record == null || record.mostInside < 0) {
+			return "";
+		}
+		String text = Long.toString(record.mostInside);
+		if (outcome.scenario() == Scenario.RW && record.acquisitions > 0) {
+			text += String.format(Locale.ROOT, " (writes %.0f %%)", 100.0 * record.writes / record.acquisitions);
+		}
+		return text;
 	}
 
 	private static String byName(Outcome outcome) {

@@ -1,15 +1,20 @@
 package io.lockstep.benchmarks;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
+import io.lockstep.LockTemplate;
 import io.lockstep.redis.RedisLockTemplate;
 
 /**
  * Lockstep as an application gets it: {@link RedisLockTemplate} on a Lettuce
  * {@link RedisClient}, watchdog lease (30 s, renewed while held), fencing tokens, release
- * notification. Whatever the engine of this build does is what is measured.
+ * notification. Read and write locks through its {@code read()} and {@code write()}
+ * views, semaphores through {@code withPermits(n)}, each holder with a watchdog lease of
+ * its own. Whatever the engine of this build does is what is measured.
  */
 final class LockstepContender implements Contender {
 
@@ -17,14 +22,40 @@ final class LockstepContender implements Contender {
 
 	private final RedisLockTemplate locks;
 
+	private final LockTemplate readLocks;
+
+	private final LockTemplate writeLocks;
+
+	private final Map<Integer, LockTemplate> semaphores = new ConcurrentHashMap<>();
+
 	LockstepContender(RedisTarget redis) {
 		this.client = RedisClient.create(redis.uri());
 		this.locks = RedisLockTemplate.builder(this.client).waitTime(Duration.ofMinutes(1)).build();
+		this.readLocks = this.locks.read();
+		this.writeLocks = this.locks.write();
 	}
 
 	@Override
 	public Held acquire(String key) {
 		LockHandle handle = this.locks.acquire(key);
+		return handle::close;
+	}
+
+	@Override
+	public Held acquireRead(String key) {
+		LockHandle handle = this.readLocks.acquire(key);
+		return handle::close;
+	}
+
+	@Override
+	public Held acquireWrite(String key) {
+		LockHandle handle = this.writeLocks.acquire(key);
+		return handle::close;
+	}
+
+	@Override
+	public Held acquirePermit(String key, int permits) {
+		LockHandle handle = this.semaphores.computeIfAbsent(permits, this.locks::withPermits).acquire(key);
 		return handle::close;
 	}
 

@@ -37,6 +37,10 @@ record Metric(String label, Scenario scenario, String clients, ToDoubleFunction<
 					Outcome::handOffP50Micros, Unit.MICROS, false),
 			new Metric("S5 8 threads, 1,000 keys, 1 ms inside: acquisitions/s", Scenario.S5, Clients.SHARED,
 					Outcome::rate, Unit.RATE, true),
+			new Metric("RW 8 threads, 1 key, 90 % reads, 1 ms inside: operations/s", Scenario.RW, Clients.SHARED,
+					Outcome::rate, Unit.RATE, true),
+			new Metric("SEM 8 threads, 3 permits, 1 ms inside: acquisitions/s", Scenario.SEM, Clients.SHARED,
+					Outcome::rate, Unit.RATE, true),
 			new Metric("Redis commands per uncontended acquire + release (S1, incl. inside Lua)", Scenario.S1,
 					Clients.SHARED, Outcome::commandsPerAcquisition, Unit.COUNT, false),
 			new Metric("Redis commands per contended acquisition (S3)", Scenario.S3, Clients.SHARED,
@@ -46,7 +50,11 @@ record Metric(String label, Scenario scenario, String clients, ToDoubleFunction<
 			new Metric("SUBSCRIBE + UNSUBSCRIBE calls (all kinds) per contended acquisition (S3)", Scenario.S3,
 					Clients.SHARED, Outcome::subscriptionsPerAcquisition, Unit.COUNT, false),
 			new Metric("SUBSCRIBE + UNSUBSCRIBE calls (all kinds) per contended acquisition (S3, a client per thread)",
-					Scenario.S3, Clients.PER_THREAD, Outcome::subscriptionsPerAcquisition, Unit.COUNT, false));
+					Scenario.S3, Clients.PER_THREAD, Outcome::subscriptionsPerAcquisition, Unit.COUNT, false),
+			new Metric("Redis commands per operation (RW)", Scenario.RW, Clients.SHARED,
+					Outcome::commandsPerAcquisition, Unit.COUNT, false),
+			new Metric("Redis commands per acquisition (SEM)", Scenario.SEM, Clients.SHARED,
+					Outcome::commandsPerAcquisition, Unit.COUNT, false));
 
 	/** How a figure is printed. */
 	enum Unit {

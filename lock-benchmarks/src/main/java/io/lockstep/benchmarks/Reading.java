@@ -48,7 +48,16 @@ final class Reading {
 				+ "alone cost here. Busy-spinning waiters flood Redis under contention, which costs the holder's "
 				+ "release too: a lock that waits better can beat it in the contended scenarios.\n");
 		out.append("- **Exclusion held** for every figure shown: an overlap throws inside the fork and leaves "
-				+ "\"failed\" instead of a figure.\n");
+				+ "\"failed\" instead of a figure. In RW that is anyone inside together with a writer (0 such "
+				+ "overlaps), and a fork whose readers never overlapped fails too; in SEM, a fourth holder inside. "
+				+ "The most holders inside at once is in the RW and SEM details.\n");
+		out.append("- **RW and SEM compare Lockstep with Redisson only**: the floor and Spring Integration have no "
+				+ "read/write lock or semaphore (n/a). Redisson's semaphore here is `RPermitExpirableSemaphore` "
+				+ "with a " + RedissonContender.PERMIT_LEASE_SECONDS + " s lease per permit, not `RSemaphore`: "
+				+ "like a Lockstep permit holder's share, an expirable permit whose holder crashed comes back when "
+				+ "its lease ends, while an `RSemaphore` permit has no lease and is lost for good (a cheaper "
+				+ "semaphore, but not the same guarantee). Redisson renews no permit (Lockstep's watchdog renews "
+				+ "each holder's lease); with 1 ms holds neither renews anything here.\n");
 		out.append("- **Hand-off latency** is measured from the moment the holder starts its release call to the "
 				+ "moment the next holder (another thread) is inside, from `System.nanoTime()` stamps in one JVM; "
 				+ "it includes the release's own round trip.\n");
@@ -74,7 +83,8 @@ final class Reading {
 		for (Metric metric : Metric.SUMMARY) {
 			boolean headline = metric.label().startsWith("S1 uncontended pair, p50")
 					|| metric.label().startsWith("S3 8 threads") || metric.label().startsWith("S3 hand-offs/s")
-					|| metric.label().startsWith("Redis commands per uncontended");
+					|| metric.label().startsWith("Redis commands per uncontended") || metric.label().startsWith("RW ")
+					|| metric.label().startsWith("SEM ");
 			if (headline) {
 				place(outcomes, run, metric).ifPresent((text) -> out.append("- ").append(text).append('\n'));
 			}
@@ -82,7 +92,11 @@ final class Reading {
 		long met = Target.evaluate(outcomes).stream().filter((target) -> target.verdict().equals("met")).count();
 		int all = Target.evaluate(outcomes).size();
 		if (all > 0) {
-			out.append("- Step 7 targets met in this run: ").append(met).append(" of ").append(all).append(".\n");
+			out.append("- Targets (Steps 7 and 13) met in this run: ")
+				.append(met)
+				.append(" of ")
+				.append(all)
+				.append(".\n");
 		}
 		out.append('\n');
 	}

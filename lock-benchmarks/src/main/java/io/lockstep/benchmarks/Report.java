@@ -8,8 +8,8 @@ import java.util.Optional;
 
 /**
  * Writes {@code docs/benchmarks.md} from one run: the summary with ratios to the floor,
- * Lockstep's ratios to each peer, the Step 7 targets, each scenario in detail, the
- * machine and versions, how to reproduce it and what the figures do and do not say.
+ * Lockstep's ratios to each peer, the targets of Steps 7 and 13, each scenario in detail,
+ * the machine and versions, how to reproduce it and what the figures do and do not say.
  */
 final class Report {
 
@@ -49,7 +49,8 @@ final class Report {
 		line("JMH, one `redis-server` on 127.0.0.1 started by the run and stopped at its end, each contender in "
 				+ "a JVM fork of its own (`@Fork(1)`), one after another, against that same server (emptied and its "
 				+ "statistics reset before each fork). Every scenario checks exclusion on every acquisition (a "
-				+ "second thread inside a key's critical section fails the run) and counts the Redis commands of "
+				+ "second thread inside a key's critical section fails the run; in RW, anyone inside together "
+				+ "with a writer, and in SEM a fourth holder of its 3 permits) and counts the Redis commands of "
 				+ "its measurement iterations from `INFO commandstats` (commands that scripts run included). "
 				+ "Warm-up " + this.run.warmup() + ", measurement " + this.run.measurement() + " per fork.");
 		line();
@@ -59,7 +60,15 @@ final class Report {
 				+ "**Redisson** = `RLock.lock()` (watchdog); **SI** = Spring Integration's `RedisLockRegistry` "
 				+ "in `SPIN_LOCK` and `PUB_SUB_LOCK` mode (its defaults otherwise: 60 s expiry, no renewal). "
 				+ "\"Shared\" = one client for all threads of the JVM, as one application instance has; "
-				+ "\"a client per thread\" = every thread its own client, as if each were an instance of its own.");
+				+ "\"a client per thread\" = every thread its own client, as if each were an instance of its own. "
+				+ "RW and SEM measure read/write locks and semaphores: **Lockstep** = the `read()`, `write()` and "
+				+ "`withPermits(3)` views of the same template, a watchdog lease per holder; **Redisson** = "
+				+ "`RReadWriteLock` (`readLock()`/`writeLock()`, `lock()` with the watchdog) and "
+				+ "`RPermitExpirableSemaphore` (each permit with its own id and a "
+				+ RedissonContender.PERMIT_LEASE_SECONDS
+				+ " s lease, not renewed), chosen over `RSemaphore` because a crashed holder's permit comes back "
+				+ "when its lease ends, as a Lockstep holder's share does, while an `RSemaphore` permit has no "
+				+ "lease and is lost for good; the floor and SI have neither (n/a).");
 		if (!this.run.failures().isEmpty()) {
 			line();
 			line("**Failed** (no result; the fork threw — see `lock-benchmarks/target/run-benchmarks.log`): "
@@ -84,6 +93,10 @@ final class Report {
 			List<String> row = new ArrayList<>(List.of(metric.label()));
 			double floor = value(metric, FLOOR);
 			for (String id : contenders) {
+				if (!metric.scenario().runs(id)) {
+					row.add("n/a");
+					continue;
+				}
 				double value = value(metric, id);
 				String cell = metric.unit().format(value);
 				if (comparable(value, floor)) {
@@ -117,6 +130,10 @@ final class Report {
 			List<String> row = new ArrayList<>(List.of(metric.label(), metric.higherIsBetter() ? "higher" : "lower"));
 			double lockstep = value(metric, LOCKSTEP);
 			for (String id : others) {
+				if (!metric.scenario().runs(id)) {
+					row.add("n/a");
+					continue;
+				}
 				double other = value(metric, id);
 				row.add(comparable(lockstep, other) ? ratio(lockstep / other) : "–");
 			}
@@ -130,9 +147,10 @@ final class Report {
 		if (targets.isEmpty()) {
 			return;
 		}
-		line("## Step 7 targets (issue 11), from this run");
+		line("## Targets (Step 7, issue 11; Step 13, issue 20), from this run");
 		line();
-		line("Lockstep's figures against the targets of issue 11, with one shared client and, for the one-key "
+		line("Lockstep's figures against the targets of issues 11 (the plain lock) and 20 (read/write locks and "
+				+ "semaphores), with one shared client and, for the one-key "
 				+ "scenarios, with a client per thread. A target judged on one noisy run is a hint, not a verdict: "
 				+ "look at the spread in the details below before trusting a near miss or a near pass. Met here: "
 				+ targets.stream().filter((target) -> target.verdict().equals("met")).count() + " of " + targets.size()

@@ -10,8 +10,9 @@ import java.util.function.ToDoubleFunction;
 import io.lockstep.benchmarks.Scenario.Clients;
 
 /**
- * One "done when" target of Step 7 (issue 11), judged on one run: with one shared client,
- * and for the one-key scenarios S3 and S4 also with a client per thread.
+ * One "done when" target of Step 7 (issue 11, the plain lock) or Step 13 (issue 20,
+ * read/write locks and semaphores), judged on one run: with one shared client, and for
+ * the one-key scenarios S3 and S4 also with a client per thread.
  *
  * @param goal the target as the issue states it, with the client mode
  * @param measured the figure it was judged on
@@ -67,6 +68,12 @@ record Target(String goal, String measured, String verdict) {
 					.add(new Target("~0 SUBSCRIBE + UNSUBSCRIBE calls per contended acquisition (S3)" + mode(clients),
 							String.format(Locale.ROOT, "%.2f", calls), verdict(calls <= 0.01))));
 		}
+		judge.ratio(Scenario.RW, Clients.SHARED, Outcome::rate, REDISSON)
+			.ifPresent((ratio) -> targets.add(new Target("RW operations/s ≥ 1.5× Redisson's `RReadWriteLock`",
+					Report.ratio(ratio) + " Redisson", verdict(ratio >= 1.5))));
+		judge.ratio(Scenario.SEM, Clients.SHARED, Outcome::rate, REDISSON)
+			.ifPresent((ratio) -> targets.add(new Target("SEM acquisitions/s ≥ 1.5× Redisson's semaphore",
+					Report.ratio(ratio) + " Redisson", verdict(ratio >= 1.5))));
 		return targets;
 	}
 

@@ -17,9 +17,10 @@ import java.util.stream.Collectors;
 /**
  * What a JMH fork measured besides its score, summed over its measurement iterations:
  * acquisitions and the wall-clock time they took, Redis commands by name (from
- * {@code INFO commandstats}), holder changes and hand-off latencies. The fork writes it
- * as a properties file into the folder named by {@value #DIRECTORY_PROPERTY};
- * {@link BenchmarkRunner} reads it back.
+ * {@code INFO commandstats}), holder changes and hand-off latencies; for a key with
+ * several holders, the writes among the acquisitions and the most holders inside at once.
+ * The fork writes it as a properties file into the folder named by
+ * {@value #DIRECTORY_PROPERTY}; {@link BenchmarkRunner} reads it back.
  */
 final class TrialRecord {
 
@@ -48,6 +49,15 @@ final class TrialRecord {
 	long handOffP50Nanos = -1;
 
 	long handOffP99Nanos = -1;
+
+	/** Writes among the acquisitions of a shared-key scenario (RW; 0 in SEM), else -1. */
+	long writes = -1;
+
+	/**
+	 * The most holders inside a shared key at once (RW: readers; SEM: permit holders), -1
+	 * where not counted.
+	 */
+	long mostInside = -1;
 
 	TrialRecord(String scenario, String contender, String clients) {
 		this.scenario = scenario;
@@ -127,6 +137,8 @@ final class TrialRecord {
 		properties.setProperty("handOff.samples", Long.toString(this.handOffSamples));
 		properties.setProperty("handOff.p50", Long.toString(this.handOffP50Nanos));
 		properties.setProperty("handOff.p99", Long.toString(this.handOffP99Nanos));
+		properties.setProperty("writes", Long.toString(this.writes));
+		properties.setProperty("mostInside", Long.toString(this.mostInside));
 		this.commands.forEach((name, calls) -> properties.setProperty("cmd." + name, Long.toString(calls)));
 		Path file = Path.of(directory, fileName(this.scenario, this.contender, this.clients));
 		try {
@@ -162,6 +174,8 @@ final class TrialRecord {
 		record.handOffSamples = Long.parseLong(properties.getProperty("handOff.samples"));
 		record.handOffP50Nanos = Long.parseLong(properties.getProperty("handOff.p50"));
 		record.handOffP99Nanos = Long.parseLong(properties.getProperty("handOff.p99"));
+		record.writes = Long.parseLong(properties.getProperty("writes", "-1"));
+		record.mostInside = Long.parseLong(properties.getProperty("mostInside", "-1"));
 		for (String name : properties.stringPropertyNames()) {
 			if (name.startsWith("cmd.")) {
 				record.commands.put(name.substring("cmd.".length()), Long.parseLong(properties.getProperty(name)));

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -134,13 +135,152 @@ class BenchmarkHarnessTests {
 			.contains("- Redis round trip (raw Lettuce EVALSHA, p50 of 600): 50.0 µs right after another, 200 µs "
 					+ "after a 5 ms idle wait; a notification after a 5 ms idle wait")
 			.doesNotContain("S2 8 threads");
-		assertThat(EnumSet.allOf(Scenario.class)).hasSize(5);
+		assertThat(EnumSet.allOf(Scenario.class)).hasSize(7);
+	}
+
+	@Test
+	void readWriteAndSemaphoreContendersShareTheKeyAndExcludeWhoMustWait() throws Exception {
+		ExecutorService first = Executors.newSingleThreadExecutor();
+		ExecutorService second = Executors.newSingleThreadExecutor();
+		ExecutorService third = Executors.newSingleThreadExecutor();
+		try {
+			for (Contenders which : List.of(Contenders.LOCKSTEP, Contenders.REDISSON)) {
+				try (Contender one = which.create(this.redis);
+						Contender two = which.create(this.redis);
+						Contender three = which.create(this.redis)) {
+					// thread-bound locks (Redisson) are released by the thread that took
+					// them: each holder acquires and releases on an executor of its own
+					String rw = "smoke:rw:" + which.id();
+					Contender.Held reader = first.submit(() -> one.acquireRead(rw)).get(10, TimeUnit.SECONDS);
+					Contender.Held otherReader = within(second.submit(() -> two.acquireRead(rw)),
+							which + " lets a second reader in while one holds the key");
+					Future<Contender.Held> writer = third.submit(() -> three.acquireWrite(rw));
+					Thread.sleep(150);
+					assertThat(writer).as(which + " lets a writer in while two readers hold the key").isNotDone();
+					first.submit(reader::release).get(10, TimeUnit.SECONDS);
+					second.submit(otherReader::release).get(10, TimeUnit.SECONDS);
+					Contender.Held written = within(writer, which + " lets the writer in once the readers left");
+					Future<Contender.Held> readerAfterWriter = first.submit(() -> one.acquireRead(rw));
+					Thread.sleep(150);
+					assertThat(readerAfterWriter).as(which + " lets a reader in while a writer holds the key")
+						.isNotDone();
+					third.submit(written::release).get(10, TimeUnit.SECONDS);
+					Contender.Held lastReader = within(readerAfterWriter,
+							which + " lets the reader in once the writer left");
+					first.submit(lastReader::release).get(10, TimeUnit.SECONDS);
+
+					String sem = "smoke:sem:" + which.id();
+					Contender.Held permit = first.submit(() -> one.acquirePermit(sem, 2)).get(10, TimeUnit.SECONDS);
+					Contender.Held otherPermit = within(second.submit(() -> two.acquirePermit(sem, 2)),
+							which + " lets a second holder into a semaphore of 2");
+					Future<Contender.Held> thirdPermit = third.submit(() -> three.acquirePermit(sem, 2));
+					Thread.sleep(150);
+					assertThat(thirdPermit).as(which + " lets a third holder into a semaphore of 2").isNotDone();
+					first.submit(permit::release).get(10, TimeUnit.SECONDS);
+					Contender.Held last = within(thirdPermit,
+							which + " lets the third holder in once a permit is free");
+					third.submit(last::release).get(10, TimeUnit.SECONDS);
+					second.submit(otherPermit::release).get(10, TimeUnit.SECONDS);
+					// let the last release notification arrive before the clients shut
+					// down
+					Thread.sleep(100);
+				}
+			}
+		}
+		finally {
+			first.shutdownNow();
+			second.shutdownNow();
+			third.shutdownNow();
+		}
+	}
+
+	@Test
+	void sharedOccupancyCatchesAnyoneInsideWithAWriterAndOneHolderTooMany() {
+		SharedOccupancy readWrite = new SharedOccupancy();
+		readWrite.enterRead();
+		readWrite.enterRead();
+		assertThat(readWrite.mostInside()).isEqualTo(2);
+		assertThatThrownBy(readWrite::enterWrite).isInstanceOf(Occupancy.ExclusionViolation.class)
+			.hasMessage("Read/write exclusion broken: a writer entered while 0 other writer(s) and 2 reader(s) were "
+					+ "inside");
+		readWrite.exitRead();
+		readWrite.exitRead();
+		readWrite.enterWrite();
+		assertThatThrownBy(readWrite::enterRead).isInstanceOf(Occupancy.ExclusionViolation.class)
+			.hasMessage("Read/write exclusion broken: a reader entered while a writer was inside");
+		assertThatThrownBy(readWrite::enterWrite).isInstanceOf(Occupancy.ExclusionViolation.class)
+			.hasMessageContaining("1 other writer(s) and 0 reader(s)");
+		readWrite.exitWrite();
+		readWrite.enterRead();
+
+		SharedOccupancy semaphore = new SharedOccupancy();
+		for (int i = 0; i < 3; i++) {
+			semaphore.enterPermit(3);
+		}
+		assertThatThrownBy(() -> semaphore.enterPermit(3)).isInstanceOf(Occupancy.ExclusionViolation.class)
+			.hasMessage("Semaphore broken: 4 holders inside at once, with 3 permits");
+		semaphore.exitPermit();
+		semaphore.enterPermit(3);
+		assertThat(semaphore.mostInside()).isEqualTo(3);
+	}
+
+	@Test
+	void readWriteAndSemaphoreScenariosRunOnlyTheContendersThatHaveThem() {
+		for (Scenario scenario : List.of(Scenario.RW, Scenario.SEM)) {
+			assertThat(Contenders.ids().stream().filter(scenario::runs)).containsExactly("lockstep", "redisson");
+		}
+		assertThat(Contenders.ids().stream().filter(Scenario.S3::runs)).containsExactlyElementsOf(Contenders.ids());
+		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
+			assertThatThrownBy(() -> floor.acquireRead("smoke:n/a")).isInstanceOf(UnsupportedOperationException.class)
+				.hasMessageContaining("FloorContender has no read/write locks");
+		}
+	}
+
+	@Test
+	void reportShowsReadWriteAndSemaphoreRatiosToRedissonAndMarksTheOthersNotApplicable() {
+		Map<String, Outcome> outcomes = new LinkedHashMap<>();
+		outcomes.put(Outcome.key(Scenario.RW, "lockstep", "shared"), shared(Scenario.RW, "lockstep", 3000, 8, 300));
+		outcomes.put(Outcome.key(Scenario.RW, "redisson", "shared"), shared(Scenario.RW, "redisson", 1500, 6, 150));
+		outcomes.put(Outcome.key(Scenario.SEM, "lockstep", "shared"), shared(Scenario.SEM, "lockstep", 2000, 3, 0));
+		outcomes.put(Outcome.key(Scenario.SEM, "redisson", "shared"), shared(Scenario.SEM, "redisson", 1600, 3, 0));
+		RunInfo run = new RunInfo(List.of(Scenario.RW, Scenario.SEM), List.of("floor", "lockstep", "redisson"),
+				List.of("shared"), "1 × 1 s", "2 × 1 s", "7.0.15", null, "today", "0 min 1 s", "1.0", "1.0",
+				"run-benchmarks.sh", List.of());
+		String markdown = new Report(outcomes, run).render();
+		assertThat(markdown)
+			.contains("| RW 8 threads, 1 key, 90 % reads, 1 ms inside: operations/s | n/a | 3,000/s | 1,500/s |")
+			.contains("| RW operations/s ≥ 1.5× Redisson's `RReadWriteLock` | 2.00× Redisson | met |")
+			.contains("| SEM acquisitions/s ≥ 1.5× Redisson's semaphore | 1.25× Redisson | **missed** |")
+			.contains("| busy-spin floor (raw Lettuce EVALSHA ×2) | shared | not applicable |")
+			.contains("| 8 (writes 10 %) |")
+			.contains("| Redisson `RPermitExpirableSemaphore` (30 s lease per permit) | shared | 1,600/s |")
+			.contains("`RPermitExpirableSemaphore`")
+			.doesNotContain("| failed |");
+	}
+
+	private static Outcome shared(Scenario scenario, String contender, long operations, long mostInside, long writes) {
+		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
+		record.add(Map.of(), Map.of("evalsha", 2 * operations), operations, operations, 1_000_000_000);
+		record.mostInside = mostInside;
+		record.writes = writes;
+		return new Outcome(scenario, contender, "shared", operations, "ops/s", operations, operations, Double.NaN,
+				Double.NaN, record);
 	}
 
 	private static Outcome outcome(Scenario scenario, String contender, double score, double p50, long commands) {
 		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
 		record.add(Map.of(), Map.of("evalsha", commands), 1, 1, 1_000_000_000);
 		return new Outcome(scenario, contender, "shared", score, "us/op", score, score, p50, p50 * 2, record);
+	}
+
+	/** The future's value, or a failure saying what did not happen within 10 s. */
+	private static <T> T within(Future<T> future, String expected) throws Exception {
+		try {
+			return future.get(10, TimeUnit.SECONDS);
+		}
+		catch (TimeoutException ex) {
+			throw new AssertionError("Not done within 10 s: " + expected, ex);
+		}
 	}
 
 	private static void await(CountDownLatch latch) {
