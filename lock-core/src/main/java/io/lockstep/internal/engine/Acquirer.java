@@ -70,6 +70,9 @@ abstract class Acquirer implements Wake {
 
 	private Observation observation;
 
+	/** Whether it holds the key's asking gate (see {@link Waiters#beginAsking}). */
+	private boolean gated;
+
 	/**
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
 	 * thread, read by a cancel.
@@ -113,7 +116,11 @@ abstract class Acquirer implements Wake {
 	/** Starts the observation and the machine: the first action. */
 	final Acquisition.Action begin() {
 		this.observation = this.context.observations().startAcquire(this.id.display(), this.lockName);
-		boolean first = this.id.size() == 1 && this.waitNanos > 0 && this.waiters.beginAsking(this.id.first());
+		// only a key's local head asks for an exclusive lock; every caller asks for a
+		// share
+		this.gated = this.id.size() == 1 && this.waitNanos > 0 && this.id.sharing().exclusive()
+				&& this.waiters.beginAsking(this.id.first());
+		boolean first = this.gated || (this.id.size() == 1 && this.waitNanos > 0 && !this.id.sharing().exclusive());
 		boolean hears = first && handsOff(this.id, this.store) && this.wakeUps.hearsHandOffs(this.id.first());
 		return apply(this.machine.start(System.nanoTime(), first, hears));
 	}
@@ -128,7 +135,8 @@ abstract class Acquirer implements Wake {
 	}
 
 	private Acquisition.Action apply(Acquisition.Step step) {
-		if (step.endAsking()) {
+		if (step.endAsking() && this.gated) {
+			this.gated = false;
 			this.waiters.endAsking(this.id.first());
 		}
 		Acquisition.Undo undo = step.undo();
@@ -227,6 +235,11 @@ abstract class Acquirer implements Wake {
 	@Override
 	public final void handedOff(String owner, long fencingToken, long leaseMillis) {
 		post(new Acquisition.HandedOff(owner, fencingToken, leaseMillis));
+	}
+
+	@Override
+	public final boolean shared() {
+		return !this.id.sharing().exclusive();
 	}
 
 	@Override

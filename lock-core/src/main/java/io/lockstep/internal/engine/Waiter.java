@@ -50,6 +50,11 @@ final class Waiter {
 		return this.wake;
 	}
 
+	/** Whether it asks for a share of the key (see {@link Wake#shared()}). */
+	boolean shared() {
+		return this.wake.shared();
+	}
+
 	/** Whether a release of the key woke it while it waited for it. */
 	boolean woken() {
 		return this.woken;

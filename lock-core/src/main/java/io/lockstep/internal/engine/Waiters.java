@@ -230,11 +230,21 @@ final class Waiters {
 
 	/**
 	 * Signals the longest-waiting waiter not yet woken, passing over those a hand-off
-	 * tells when {@code exceptHandOffWaiters}.
+	 * tells when {@code exceptHandOffWaiters}; when it asks for a share of the key (a
+	 * reader, a permit holder), every waiter for a share in line before the next
+	 * exclusive one: the release may admit all of them.
 	 */
 	private static void signalFirst(ArrayDeque<Waiter> queue, boolean exceptHandOffWaiters) {
+		boolean shares = false;
 		for (Waiter waiter : queue) {
-			if (!(exceptHandOffWaiters && waiter.handOffs()) && waiter.signal()) {
+			if (exceptHandOffWaiters && waiter.handOffs()) {
+				continue;
+			}
+			if (shares && !waiter.shared()) {
+				return;
+			}
+			shares = waiter.shared();
+			if (waiter.signal() && !shares) {
 				return;
 			}
 		}

@@ -18,4 +18,13 @@ interface Wake {
 	/** The client closed. */
 	void closed();
 
+	/**
+	 * Whether the waiter asks for a share of the key (a read lock or a semaphore's
+	 * permit): a release may admit several such waiters at once, so it wakes every one of
+	 * them that waits in line before the next exclusive waiter.
+	 */
+	default boolean shared() {
+		return false;
+	}
+
 }
