@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -37,6 +38,15 @@ class InventoryController {
 	@GetMapping("/products")
 	List<Product> products() {
 		return this.repository.products();
+	}
+
+	/**
+	 * A product's stock, read under its read lock (see
+	 * {@link InventoryService#stockLevel}).
+	 */
+	@GetMapping("/products/{sku}/stock")
+	int stock(@PathVariable String sku) {
+		return this.inventory.stockLevel(sku);
 	}
 
 	record OrderRequest(String sku, int quantity) {

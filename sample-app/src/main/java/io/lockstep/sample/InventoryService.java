@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.DistributedLocks;
+import io.lockstep.LockMode;
 import io.lockstep.LockTemplate;
 
 import org.springframework.stereotype.Service;
@@ -38,6 +39,16 @@ public class InventoryService {
 	public OrderResult placeOrder(String sku, int quantity, String instance) {
 		long entered = System.nanoTime();
 		return deduct(sku, quantity, instance, DistributedLocks.currentFencingToken().orElse(-1), entered);
+	}
+
+	/**
+	 * Reads a product's stock under the read lock of its product: readers of one product
+	 * run side by side, and never while an order (the write lock of the same key) changes
+	 * it.
+	 */
+	@DistributedLock(key = "#sku", name = "stock", mode = LockMode.READ)
+	public int stockLevel(String sku) {
+		return this.repository.stock(sku);
 	}
 
 	/** The same deduction with no lock: it oversells under concurrency. */
