@@ -331,6 +331,8 @@ class AclTests {
 		for (String degraded : List.of("+publish", "+del", "+lpop", "+lrem", "+hget")) {
 			assertThat(outcomes.get(degraded)).as(degraded).startsWith("works");
 		}
+		// a second reader of a read-held key looks for a queued writer (LINDEX)
+		assertThat(outcomes.get("+lindex")).startsWith("fails: Could not acquire");
 	}
 
 	/**
@@ -345,7 +347,10 @@ class AclTests {
 			.count();
 	}
 
-	/** Acquire, wait, renew, release; "works" with the waiter's wake-up time. */
+	/**
+	 * Acquire, wait, renew, release, then two readers of one key; "works" with the
+	 * waiter's wake-up time.
+	 */
 	private static String scenario(RedisLockTemplate a, RedisLockTemplate b) {
 		LockHandle held = a.acquire("rule");
 		CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
@@ -360,6 +365,12 @@ class AclTests {
 		held.close();
 		try {
 			long woken = (waiter.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
+			// two readers of one key
+			try (LockHandle reader = a.read().acquire("rule-read");
+					LockHandle other = CompletableFuture.supplyAsync(() -> b.read().acquire("rule-read"))
+						.get(10, TimeUnit.SECONDS)) {
+				renewed = renewed && reader.isHeld() && other.isHeld();
+			}
 			return String.format("works: renewed %s, waiter woken after %d ms, notifications %s", renewed, woken,
 					Probes.engine(b).wakeUps().notifies() ? "on" : "off");
 		}
