@@ -3,15 +3,21 @@
 -- the exclusive lock's, so tokens increase per key across all modes.
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
--- KEYS[3]  optional, for a reader: the key's waiter queue (acquire.lua), in which only writers
---          queue: a reader does not join readers while a live writer waits there
+-- KEYS[3]  optional: the key's waiter queue (acquire.lua): a reader does not join readers while
+--          a live writer is first in it; with 'q' or 'n', the owner queues there for a hand-off
 -- KEYS[4]  optional, with KEYS[3]: the key's waiter table
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none (see acquire.lua)
 -- ARGV[4]  kind: 'r' (read lock) or 's<n>' (a semaphore of n permits)
 -- ARGV[5]  'w': when it must wait, mark the key as waited for (its releases then publish a
---          notification); '' for a caller that does not wait
+--          notification); 'q': also queue the owner for a hand-off (release.lua hands a freed key
+--          to the readers first in line together, a freed permit to the first permit holder),
+--          and an owner that gets its share leaves the queue; 'n': 'q' for a first attempt,
+--          which has no entry to leave; '' for a caller that does not wait
+-- ARGV[6]  with 'q' or 'n': how long the queue entry lives, in ms, unless the owner asks again
+-- ARGV[7]  with 'q' or 'n': the channel on which the owner's client hears its hand-offs
+-- ARGV[8]  with 'q' or 'n': the lease a hand-off grants, in ms
 -- Returns  {1, fence}       acquired
 --          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
 --                           is refreshed within its cap; ttl = the lease now set, in ms
@@ -24,6 +30,22 @@
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
 local owner, lease, kind = ARGV[1], tonumber(ARGV[2]), ARGV[4]
 local maxHold = tonumber(ARGV[3])
+local queues = (ARGV[5] == 'q' or ARGV[5] == 'n') and KEYS[4]
+-- an owner that gets its share leaves the queue
+local function leaveQueue()
+  if KEYS[4] and ARGV[5] == 'q' and redis.call('HDEL', KEYS[4], owner) == 1 then
+    redis.call('LREM', KEYS[3], 0, owner)
+  end
+end
+-- it must wait: it marks the key (and queues) as ARGV[5] says
+local function wait(current, now)
+  if queues then
+    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+  end
+  if ARGV[5] ~= '' and string.sub(current, -2) ~= ':w' then
+    redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
+  end
+end
 local fence = redis.call('INCR', KEYS[2])
 if fence == 1 then
   fence = serverMillis() * 1000
@@ -36,6 +58,7 @@ if maxHold > 0 then
   cap = now + maxHold
 end
 if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap}}, false), 'NX', 'PX', lease) then
+  leaveQueue()
   return {1, fence}
 end
 local current = redis.call('GET', KEYS[1])
@@ -44,9 +67,7 @@ if not isShared(current) then
   if kind ~= 'r' then
     return {-2, 1}
   end
-  if ARGV[5] == 'w' and string.sub(current, -2) ~= ':w' then
-    redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
-  end
+  wait(current, now)
   return {0, redis.call('PTTL', KEYS[1]), 0, fence}
 end
 local heldKind, holders, waited = parseShared(current)
@@ -69,9 +90,11 @@ if mine then
     ttl = math.max(0, mine[3] - now)
   end
   storeShared(KEYS[1], kind, holders, waited, latest, now)
+  leaveQueue()
   return {1, mine[2], ttl}
 end
--- Whether a live writer is queued for the key (entries that expired are dropped).
+-- Whether the first live waiter queued for the key is a writer (entries that expired are
+-- dropped on the way).
 local function writerQueued()
   if not KEYS[4] then
     return false
@@ -82,8 +105,13 @@ local function writerQueued()
       return false
     end
     local entry = redis.call('HGET', KEYS[4], head)
-    if entry and tonumber(string.match(entry, '^(%d+)')) > now then
-      return true
+    local expires, k = nil, nil
+    if entry then
+      local _
+      expires, _, _, k = readEntry(entry)
+    end
+    if expires and expires > now then
+      return k == 'x'
     end
     redis.call('LPOP', KEYS[3])
     redis.call('HDEL', KEYS[4], head)
@@ -103,9 +131,13 @@ if admitted then
   end
   holders[#holders + 1] = {owner, fence, now + lease, cap}
   storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease), now)
+  leaveQueue()
   return {1, fence}
 end
-if ARGV[5] == 'w' and not waited then
+if queues then
+  joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+end
+if ARGV[5] ~= '' and not waited then
   storeShared(KEYS[1], kind, holders, true, latest, now)
 end
 local first = latest

@@ -3,8 +3,8 @@
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
 -- KEYS[3]  optional: the lock's waiter queue (a list of owner tokens, first come first served)
--- KEYS[4]  optional: the lock's waiter table (owner token ->
---          "<expires>:<lease>:<max hold>:<hand-off channel>")
+-- KEYS[4]  optional: the lock's waiter table (owner token -> its entry, see joinQueue in
+--          holders.lua, which is prepended)
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
@@ -78,16 +78,7 @@ if string.sub(current, 1, #prefix) == prefix then
 end
 local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
 if queues and KEYS[4] then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local entry = string.format('%.0f', now + tonumber(ARGV[5])) .. ':' .. (ARGV[7] or ARGV[2]) .. ':' .. ARGV[3]
-    .. ':' .. ARGV[6]
-  if redis.call('HSET', KEYS[4], ARGV[1], entry) == 1 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
-  end
-  -- the queue outlives the last refresh of its entries by a while, never for good
-  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[5]) + 60000)
-  redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[5]) + 60000)
+  joinQueue(KEYS[3], KEYS[4], ARGV[1], serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6])
 end
 if (queues or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
   redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')

@@ -93,3 +93,26 @@ local function permitsOf(kind)
   return tonumber(string.sub(kind, 2))
 end
 
+-- Queues an owner for a hand-off (acquire.lua, acquire-shared.lua): its entry in the table,
+-- "<expires>:<lease>:<max hold>:<kind>:<channel>" (kind "x" for an exclusive lock, "r" for a
+-- reader, "s<n>" for a permit of a semaphore of n), its token at the end of the queue.
+local function joinQueue(queue, table, owner, now, entryMillis, lease, maxHold, kind, channel)
+  local entry = string.format('%.0f', now + entryMillis) .. ':' .. lease .. ':' .. maxHold .. ':' .. kind .. ':'
+    .. channel
+  if redis.call('HSET', table, owner, entry) == 1 then
+    redis.call('RPUSH', queue, owner)
+  end
+  -- the queue outlives the last refresh of its entries by a while, never for good
+  redis.call('PEXPIRE', queue, entryMillis + 60000)
+  redis.call('PEXPIRE', table, entryMillis + 60000)
+end
+
+-- A queue entry's expiry, lease, max hold, kind and channel; nil when malformed.
+local function readEntry(entry)
+  local expires, lease, maxHold, kind, channel = string.match(entry, '^(%d+):(%d+):(%d+):(%w+):(.*)$')
+  if not expires then
+    return nil
+  end
+  return tonumber(expires), tonumber(lease), tonumber(maxHold), kind, channel
+end
+

@@ -1,6 +1,7 @@
 -- Releases locks held by one owner: compare-and-delete, never a plain DEL. A key marked as
 -- waited for (":w" at the end of its value, see acquire.lua) is handed directly to the first
--- live waiter of its queue (a fresh lease and fencing token, told on its own channel) or,
+-- live waiter of its queue (a fresh lease and fencing token, told on its own channel; readers
+-- first in line are handed it together, and permit holders as many as the semaphore admits) or,
 -- when no one is queued, deleted with a release notification on the key's channel; an unmarked
 -- key is just deleted. The hand-off is told on the waiter's own channel (from its queue entry).
 -- KEYS[1..n]      lock keys
@@ -17,8 +18,8 @@
 --             writer that leaves a queue while readers hold the key notifies the readers that
 --             waited behind it)
 -- A key held by readers or permit holders (holders.lua) loses this owner's share; the last
--- holder to leave frees it as above, and a semaphore's permit holder that leaves notifies the
--- key's waiters.
+-- holder to leave frees it as above, and a semaphore's permit holder that leaves hands its permit
+-- to the first permit holder in line, or notifies the key's waiters when none is queued.
 -- Returns     the number of keys deleted or handed off; a key that expired or belongs to another
 --             owner is left untouched. A hand-off is published on the waiter's channel as
 --             "g:<owner>:<fence>:<lease ms>:<key>". Where the ACL forbids the channel the release
@@ -41,9 +42,69 @@ local function clock()
   return now
 end
 
--- Hands key i to its first live waiter; false when none is queued.
+-- The next fencing token of key i.
+local function nextFence(i)
+  local counter = KEYS[3 * n + i]
+  local fence = redis.call('INCR', counter)
+  if fence == 1 then
+    fence = clock() * 1000
+    redis.call('SET', counter, string.format('%.0f', fence))
+  end
+  return fence
+end
+
+-- Tells a waiter on its client's channel that key i was handed to it.
+local function tell(i, channel, waiter, fence, lease)
+  redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. string.format('%.0f', fence) .. ':' .. lease .. ':' .. KEYS[i])
+end
+
+-- Grants a share of key i to a queued reader or permit holder (added to holders, told);
+-- returns when its lease ends.
+local function grantShare(i, holders, waiter, lease, maxHold, channel)
+  local fence = nextFence(i)
+  local cap = 0
+  if maxHold > 0 then
+    cap = clock() + maxHold
+  end
+  holders[#holders + 1] = {waiter, fence, clock() + lease, cap}
+  tell(i, channel, waiter, fence, lease)
+  return clock() + lease
+end
+
+-- Grants shares of key i to the live waiters of this kind first in its queue, at most room of
+-- them (-1: no limit), dropping dead entries on the way; returns the latest lease end (0: none).
+local function admitShares(i, kind, holders, room)
+  local queue, table = KEYS[n + i], KEYS[2 * n + i]
+  local latest = 0
+  while room ~= 0 do
+    local waiter = redis.call('LINDEX', queue, 0)
+    if not waiter then
+      break
+    end
+    local entry = redis.call('HGET', table, waiter)
+    local expires, lease, maxHold, k, channel = nil, nil, nil, nil, nil
+    if entry then
+      expires, lease, maxHold, k, channel = readEntry(entry)
+    end
+    local live = expires and expires > clock()
+    if live and k ~= kind then
+      break
+    end
+    redis.call('LPOP', queue)
+    redis.call('HDEL', table, waiter)
+    if live then
+      latest = math.max(latest, grantShare(i, holders, waiter, lease, maxHold, channel))
+      room = room - 1
+    end
+  end
+  return latest
+end
+
+-- Hands key i, free now, to its first live waiter: an exclusive one alone, or the readers
+-- first in line, or as many permit holders first in line as the semaphore admits; false when
+-- none is queued.
 local function handOff(i)
-  local queue, table, counter = KEYS[n + i], KEYS[2 * n + i], KEYS[3 * n + i]
+  local queue, table = KEYS[n + i], KEYS[2 * n + i]
   while true do
     local waiter = redis.call('LPOP', queue)
     if not waiter then
@@ -51,24 +112,30 @@ local function handOff(i)
     end
     local entry = redis.call('HGET', table, waiter)
     redis.call('HDEL', table, waiter)
+    local expires, lease, maxHold, kind, channel = nil, nil, nil, nil, nil
     if entry then
-      local expires, lease, maxHold, channel = string.match(entry, '^(%d+):(%d+):(%d+):(.*)$')
-      if expires and tonumber(expires) > clock() then
-        local fence = redis.call('INCR', counter)
-        if fence == 1 then
-          fence = clock() * 1000
-          redis.call('SET', counter, string.format('%.0f', fence))
-        end
-        local cap = 0
-        if tonumber(maxHold) > 0 then
-          cap = clock() + tonumber(maxHold)
-        end
-        local text = string.format('%.0f', fence)
-        -- still marked: the rest of the queue is served by the next release
-        redis.call('SET', KEYS[i], waiter .. ':' .. text .. ':' .. string.format('%.0f', cap) .. ':w', 'PX', lease)
-        redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. text .. ':' .. lease .. ':' .. KEYS[i])
+      expires, lease, maxHold, kind, channel = readEntry(entry)
+    end
+    if expires and expires > clock() then
+      if kind ~= 'x' then
+        local holders = {}
+        local latest = grantShare(i, holders, waiter, lease, maxHold, channel)
+        local room = (kind == 'r') and -1 or (permitsOf(kind) - 1)
+        latest = math.max(latest, admitShares(i, kind, holders, room))
+        -- still marked: the rest of the queue is served by later releases
+        storeShared(KEYS[i], kind, holders, true, latest, clock())
         return true
       end
+      local fence = nextFence(i)
+      local cap = 0
+      if maxHold > 0 then
+        cap = clock() + maxHold
+      end
+      local text = string.format('%.0f', fence)
+      -- still marked: the rest of the queue is served by the next release
+      redis.call('SET', KEYS[i], waiter .. ':' .. text .. ':' .. string.format('%.0f', cap) .. ':w', 'PX', lease)
+      tell(i, channel, waiter, fence, lease)
+      return true
     end
   end
 end
@@ -101,9 +168,17 @@ local function leaveShare(i, current)
     free(i, current)
     return
   end
+  local admitted = 0
+  if waited and queues and message ~= '' and kind ~= 'r' then
+    -- a permit is free: the first permit holders in line get it
+    local before = #others
+    latest = math.max(latest, admitShares(i, kind, others, permitsOf(kind) - #others))
+    admitted = #others - before
+  end
   storeShared(KEYS[i], kind, others, waited, latest, clock())
-  if waited and message ~= '' and kind ~= 'r' then
-    -- a permit is free: its waiters try again (a writer waits for the last reader)
+  if waited and message ~= '' and kind ~= 'r' and admitted == 0 then
+    -- a permit is free and no one is queued for it: its waiters try again (a writer waits
+    -- for the last reader)
     redis.pcall(publish, KEYS[i], message)
   end
 end
@@ -115,7 +190,19 @@ for i = 1, n do
     local left = redis.call('LREM', KEYS[n + i], 0, ARGV[1])
     redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
     if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
-      -- a writer that readers waited behind gives up: they may join the readers now
+      -- a writer that readers waited behind gives up: the readers first in line join the
+      -- readers now, and those not queued are told to ask again
+      local kind, holders = parseShared(current)
+      if kind == 'r' then
+        local latest
+        holders, latest = liveHolders(KEYS[i], holders, clock())
+        local before = #holders
+        latest = math.max(latest, admitShares(i, kind, holders, -1))
+        if #holders > before then
+          storeShared(KEYS[i], kind, holders, true, latest, clock())
+          current = redis.call('GET', KEYS[i])
+        end
+      end
       redis.pcall(publish, KEYS[i], message)
     end
   end

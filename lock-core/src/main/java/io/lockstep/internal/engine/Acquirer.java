@@ -102,12 +102,12 @@ abstract class Acquirer implements Wake {
 	}
 
 	/**
-	 * Whether the store hands this lock to its queued waiter: a one-key exclusive lock on
-	 * a store that hands off. Readers and permit holders wait for a release notification
-	 * instead (a release may admit several of them).
+	 * Whether the store hands this lock to its queued waiter: a one-key lock on a store
+	 * that hands off (a release hands a key to the readers first in line together, a
+	 * semaphore's permit to the first permit holder in line).
 	 */
 	private static boolean handsOff(LockId id, LockStore store) {
-		return id.size() == 1 && id.sharing().exclusive() && store.handsOff();
+		return id.size() == 1 && store.handsOff();
 	}
 
 	/** Puts the event in the inbox and wakes the driver. */

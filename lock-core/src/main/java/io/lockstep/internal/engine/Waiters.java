@@ -60,12 +60,13 @@ final class Waiters {
 
 	/**
 	 * Whether the waiter is the first of its kind for its key (asked under the monitor:
-	 * the queue may change).
+	 * the queue may change); a waiter for a share of the key (a reader, a permit holder)
+	 * is always one: several may be admitted at once, each queued in storage.
 	 */
 	boolean isHead(Waiter waiter) {
 		synchronized (this.waiting) {
 			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key());
-			return queue != null && headOf(queue, waiter.handOffs()) == waiter;
+			return queue != null && (waiter.shared() || headOf(queue, waiter.handOffs()) == waiter);
 		}
 	}
 

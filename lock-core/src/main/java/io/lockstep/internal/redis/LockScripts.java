@@ -21,7 +21,7 @@ public final class LockScripts {
 	private LockScripts() {
 	}
 
-	public static final RedisScript<List> ACQUIRE = ScriptTexts.of("acquire", List.class);
+	public static final RedisScript<List> ACQUIRE = ScriptTexts.withHolders("acquire", List.class);
 
 	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of("acquire-all", List.class);
 
@@ -40,8 +40,7 @@ public final class LockScripts {
 	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of("raise-fence", Long.class);
 
 	/**
-	 * Reads the scripts now (this class's initialization), on the thread that builds a
-	 * store at start-up, not on a first caller's, which may be a non-blocking thread.
+	 * Reads the scripts now, on the thread that builds a store, not on a first caller's.
 	 */
 	public static void load() {
 		// the static fields above are read once the class is initialized
@@ -72,15 +71,7 @@ public final class LockScripts {
 		keys.addAll(fences);
 		Sharing sharing = request.id().sharing();
 		if (!sharing.exclusive()) {
-			String kind = sharing.read() ? "r" : "s" + sharing.permits();
-			if (waiter != null && sharing.read()) {
-				keys.add(waiter.queue());
-				keys.add(waiter.table());
-			}
-			return new Call(ACQUIRE_SHARED, keys,
-					List.of(request.owner(), Long.toString(request.leaseMillis()),
-							Long.toString(request.maxHoldMillis()), kind, request.waits() ? "w" : ""),
-					"acquire " + sharing.describe() + " of '" + request.id().display() + "'");
+			return acquireShared(request, keys, waiter, handOff);
 		}
 		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 				Long.toString(request.maxHoldMillis()));
@@ -98,11 +89,26 @@ public final class LockScripts {
 	}
 
 	/**
-	 * A one-key lock's waiter as {@code acquire.lua} queues it.
-	 *
-	 * @param queue the key's waiter queue
-	 * @param table the key's waiter table
-	 * @param channel where the waiter's client hears its hand-offs
+	 * A read lock or a permit ({@code acquire-shared.lua}), queued as for a one-key lock.
+	 */
+	private static Call acquireShared(Acquire request, List<String> keys, Waiter waiter, boolean handOff) {
+		Sharing sharing = request.id().sharing();
+		String kind = sharing.read() ? "r" : "s" + sharing.permits();
+		String mode = !request.waits() ? "" : !handOff ? "w" : request.queued() ? "q" : "n";
+		List<String> args = new ArrayList<>(List.of(request.owner(), Long.toString(request.leaseMillis()),
+				Long.toString(request.maxHoldMillis()), kind, mode));
+		if (waiter != null) {
+			keys.add(waiter.queue());
+			keys.add(waiter.table());
+			args.addAll(List.of(Long.toString(request.entryMillis()), waiter.channel(),
+					Long.toString(request.handOffMillis())));
+		}
+		return new Call(ACQUIRE_SHARED, keys, args,
+				"acquire " + sharing.describe() + " of '" + request.id().display() + "'");
+	}
+
+	/**
+	 * A one-key lock's waiter: its key's queue and table, its client's hand-off channel.
 	 */
 	public record Waiter(String queue, String table, String channel) {
 	}
@@ -162,11 +168,7 @@ public final class LockScripts {
 	}
 
 	/**
-	 * The waiter queues of released keys.
-	 *
-	 * @param queues each key's queue
-	 * @param tables each key's table
-	 * @param fences each key's fencing counter
+	 * The waiter queues of released keys: each key's queue, table and fencing counter.
 	 */
 	public record Queues(List<String> queues, List<String> tables, List<String> fences) {
 	}
