@@ -5,13 +5,15 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 
-import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.redis.LockScripts.Call;
 
-/** One asynchronous attempt over the groups of a lock's keys, in group order. */
+/**
+ * One attempt over the groups of a lock's keys, in group order: waited for on the
+ * caller's thread ({@link #await}) or by the client's asynchronous API ({@link #from}).
+ */
 final class GroupAttempt {
 
 	private final Acquire request;
@@ -56,16 +58,6 @@ final class GroupAttempt {
 		this.fences = new long[request.id().size()];
 	}
 
-	/**
-	 * Whether the caller gave up waiting (interrupted); guarded by this, so that no group
-	 * is sent after it gives up (and then sends the undo).
-	 */
-	private boolean abandoned;
-
-	synchronized void abandon() {
-		this.abandoned = true;
-	}
-
 	Acquire request() {
 		return this.request;
 	}
@@ -78,18 +70,39 @@ final class GroupAttempt {
 		return this.acquired;
 	}
 
+	/**
+	 * The attempt on the caller's thread, group by group: each script is sent and its
+	 * reply waited for there, at most the command timeout, so that no timer task is
+	 * scheduled and cancelled per attempt (the caller waits with a deadline of its own).
+	 * A failure or an interrupt ends it at once: no later group is sent, and a script
+	 * still waiting for the connection is never sent. The caller undoes the groups
+	 * {@link #acquired} when it throws.
+	 */
+	Attempt await() {
+		Attempt attempt = null;
+		for (List<Integer> group : this.groups) {
+			Call call = this.script.apply(this.request, group);
+			List<Long> reply = this.acquisitions.eval(call.script(), call.keys(), call.args(), call.what());
+			attempt = LockScripts.readAcquire(reply, group, this.fences);
+			if (!attempt.acquired()) {
+				this.undo.undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
+				return attempt;
+			}
+			this.acquired.add(this.layout.stored(this.request.id().keys(), group));
+		}
+		return attempt;
+	}
+
+	/**
+	 * The attempt by the client's asynchronous API, group by group from {@code index}:
+	 * each script bounded by the command timeout.
+	 */
 	CompletableFuture<Attempt> from(int index) {
 		List<Integer> group = this.groups.get(index);
 		Call call = this.script.apply(this.request, group);
-		CompletableFuture<List<Long>> sent;
-		synchronized (this) {
-			if (this.abandoned) {
-				return CompletableFuture.failedFuture(new LockException(
-						"Gave up acquiring '" + this.request.id().display() + "': the caller stopped waiting"));
-			}
-			// never blocks
-			sent = this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), call.what());
-		}
+		// never blocks
+		CompletableFuture<List<Long>> sent = this.acquisitions.evalBounded(call.script(), call.keys(), call.args(),
+				call.what());
 		return sent.thenCompose((reply) -> {
 			Attempt attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 			if (!attempt.acquired()) {

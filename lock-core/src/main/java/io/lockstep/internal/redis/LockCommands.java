@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -200,30 +199,6 @@ public final class LockCommands implements AutoCloseable {
 	 */
 	public CompletableFuture<Long> pttlAsync(String key) {
 		return this.connection.send((commands) -> commands.pttl(key.getBytes(StandardCharsets.UTF_8)));
-	}
-
-	/**
-	 * Waits for a future whose every command is bounded already ({@link #evalBounded}):
-	 * no timeout of its own, but an interrupt ends the wait.
-	 */
-	public <T> T join(CompletableFuture<T> future, String what) {
-		try {
-			return future.get();
-		}
-		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			while (cause instanceof CompletionException && cause.getCause() != null) {
-				cause = cause.getCause();
-			}
-			if (cause instanceof LockException failure) {
-				throw failure;
-			}
-			throw new LockException("Redis failed to " + what + ": " + cause.getMessage(), cause);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new LockException("Interrupted while waiting for Redis to " + what, ex);
-		}
 	}
 
 	public <T> T await(CompletableFuture<T> future, String what) {

@@ -64,20 +64,20 @@ public final class RedisStore implements LockStore {
 	}
 
 	/**
-	 * The attempt of {@link #acquireAsync}, waited for: each script is bounded by the
-	 * command timeout; an interrupt ends the wait (an attempt on its way is undone by the
-	 * acquisition, after it).
+	 * The attempt waited for on the caller's thread ({@link GroupAttempt#await}): each
+	 * script is bounded by the command timeout, with no timer task of its own. A failure
+	 * undoes the groups acquired before it; an interrupt ends the wait with no later
+	 * group sent (an attempt on its way is undone by the acquisition, after it).
 	 */
 	@Override
 	public Attempt acquire(Acquire request) {
 		GroupAttempt groups = groupAttempt(request, this.publishing.command());
 		Attempt attempt;
 		try {
-			attempt = this.acquisitions.join(attempt(groups), "acquire '" + request.id().display() + "'");
+			attempt = groups.await();
 		}
-		catch (LockException ex) {
-			// interrupted: no later group is sent after the undo the caller sends next
-			groups.abandon();
+		catch (RuntimeException ex) {
+			undo(request.id(), groups.acquired(), request.owner(), groups.publish());
 			throw ex;
 		}
 		if (attempt.acquired()) {
