@@ -83,7 +83,7 @@ final class GroupAttempt {
 		for (List<Integer> group : this.groups) {
 			Call call = this.script.apply(this.request, group);
 			List<Long> reply = this.acquisitions.eval(call.script(), call.keys(), call.args(), call.what());
-			attempt = LockScripts.readAcquire(reply, group, this.fences);
+			attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 			if (!attempt.acquired()) {
 				this.undo.undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
 				return attempt;
