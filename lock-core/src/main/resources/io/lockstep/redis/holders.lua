@@ -107,11 +107,17 @@ local function joinQueue(queue, table, owner, now, entryMillis, lease, maxHold, 
   redis.call('PEXPIRE', table, entryMillis + 60000)
 end
 
--- A queue entry's expiry, lease, max hold, kind and channel; nil when malformed.
+-- A queue entry's expiry, lease, max hold, kind and channel; nil when malformed. An entry
+-- without a kind ("<expires>:<lease>:<max hold>:<channel>", as earlier versions queued an
+-- exclusive waiter) is an exclusive one.
 local function readEntry(entry)
   local expires, lease, maxHold, kind, channel = string.match(entry, '^(%d+):(%d+):(%d+):(%w+):(.*)$')
   if not expires then
     return nil
+  end
+  if kind ~= 'x' and kind ~= 'r' and not string.match(kind, '^s%d+$') then
+    channel = kind .. ':' .. channel
+    kind = 'x'
   end
   return tonumber(expires), tonumber(lease), tonumber(maxHold), kind, channel
 end
