@@ -47,10 +47,13 @@ class LockCommandsTests {
 				return replies.stream().allMatch((reply) -> reply.get() == null);
 			});
 			long kept = replies.stream().filter((reply) -> reply.get() != null).count();
+			// cancelled tasks leave the queue at the timeout thread's next purge (every
+			// second)
+			boolean purged = Eventually.holds(Duration.ofSeconds(5), () -> CommandTimeouts.pending() == 0);
 			System.out.printf("%,d bounded commands (timeout 1 min) completed: %,d replies still reachable after GC, "
-					+ "%,d timeout tasks pending%n", COMMANDS, kept, CommandTimeouts.pending());
+					+ "%,d timeout tasks pending after the purge%n", COMMANDS, kept, CommandTimeouts.pending());
 			assertThat(released).as("%d of %d replies still reachable", kept, COMMANDS).isTrue();
-			assertThat(CommandTimeouts.pending()).as("timeout tasks pending").isZero();
+			assertThat(purged).as("timeout tasks pending: %d", CommandTimeouts.pending()).isTrue();
 		}
 		finally {
 			client.shutdown();
