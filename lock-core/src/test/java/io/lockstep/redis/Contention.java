@@ -40,19 +40,37 @@ final class Contention {
 	}
 
 	void run(int threads, int iterations, Duration timeout) throws Exception {
+		inParallel(threads, timeout, (thread) -> {
+			for (int i = 0; i < iterations; i++) {
+				this.locks.execute(this.key, (lock) -> {
+					inside(lock.fencingToken());
+					return null;
+				});
+			}
+		});
+	}
+
+	/** What one of the threads of {@link #inParallel} does. */
+	interface ThreadWork {
+
+		void run(int thread) throws Exception;
+
+	}
+
+	/**
+	 * Runs the work on {@code threads} threads that start together (a barrier), and waits
+	 * for all of them, at most {@code timeout} each.
+	 */
+	static void inParallel(int threads, Duration timeout, ThreadWork work) throws Exception {
 		CyclicBarrier start = new CyclicBarrier(threads);
 		ExecutorService pool = Executors.newFixedThreadPool(threads);
 		try {
 			List<Future<?>> futures = new ArrayList<>();
 			for (int t = 0; t < threads; t++) {
+				int thread = t;
 				futures.add(pool.submit(() -> {
 					start.await();
-					for (int i = 0; i < iterations; i++) {
-						this.locks.execute(this.key, (lock) -> {
-							inside(lock.fencingToken());
-							return null;
-						});
-					}
+					work.run(thread);
 					return null;
 				}));
 			}

@@ -1,13 +1,7 @@
 package io.lockstep.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -60,27 +54,11 @@ final class SharedContention {
 	}
 
 	void run(int threads, int iterations, Duration timeout) throws Exception {
-		CyclicBarrier start = new CyclicBarrier(threads);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int thread = t;
-				futures.add(pool.submit(() -> {
-					start.await();
-					for (int i = 0; i < iterations; i++) {
-						once((i + thread) % 10 == 0);
-					}
-					return null;
-				}));
+		Contention.inParallel(threads, timeout, (thread) -> {
+			for (int i = 0; i < iterations; i++) {
+				once((i + thread) % 10 == 0);
 			}
-			for (Future<?> future : futures) {
-				future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		});
 	}
 
 	private void once(boolean write) {
