@@ -75,11 +75,6 @@ final class CommandTimeouts {
 	}
 
 	/** The timeout tasks of bounded commands not completed yet (for tests). */
-	static int pendingTimeouts() {
-		return TIMEOUTS.getQueue().size();
-	}
-
-	/** The timeout tasks of bounded commands not completed yet (for tests). */
 	static int pending() {
 		return TIMEOUTS.getQueue().size();
 	}
