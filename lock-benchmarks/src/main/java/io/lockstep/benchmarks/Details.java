@@ -31,10 +31,9 @@ final class Details {
 			line(out);
 			line(out, "### " + scenario + " — " + scenario.description());
 			line(out);
-			Report.tableHead(out,
-					List.of("contender", "clients", "acquisitions/s", "spread", "JMH score", "p50 / p99",
-							"acquisitions", "commands / acq.", "subscribe / acq.", "holder changes", "most inside",
-							"commands per acquisition, by name"));
+			Report.tableHead(out, List.of("contender", "clients", "acquisitions/s", "spread", "JMH score", "p50 / p99",
+					"acquisitions", "commands / acq.", "subscribe / acq.", "holder changes", "most inside",
+					"commands per acquisition, by name (a script's Redis time per call, its commands included)"));
 			for (String id : run.contenders()) {
 				for (String clients : scenario.clients()) {
 					if (!run.clients().contains(clients)) {
@@ -112,8 +111,17 @@ final class Details {
 			.stream()
 			.sorted(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder()))
 			.map((entry) -> String.format(Locale.ROOT, "%s %.2f", entry.getKey(),
-					(double) entry.getValue() / record.acquisitions))
+					(double) entry.getValue() / record.acquisitions) + scriptTime(record, entry.getKey()))
 			.collect(Collectors.joining(" · "));
+	}
+
+	/** A script's Redis time per call (its commands included), e.g. " (21.7 µs each)". */
+	private static String scriptTime(TrialRecord record, String command) {
+		double micros = record.microsPerCall(command);
+		if (!command.startsWith("eval") || Double.isNaN(micros)) {
+			return "";
+		}
+		return String.format(Locale.ROOT, " (%.1f µs each)", micros);
 	}
 
 	private static void line(StringBuilder out, String text) {

@@ -2,7 +2,6 @@ package io.lockstep.benchmarks;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.openjdk.jmh.annotations.Level;
@@ -60,7 +59,7 @@ public abstract class LockBenchmark {
 
 	private TrialRecord record;
 
-	private Map<String, Long> commandsBefore;
+	private RedisTarget.CommandStats commandsBefore;
 
 	private long acquisitionsBefore;
 
@@ -93,7 +92,7 @@ public abstract class LockBenchmark {
 	@Setup(Level.Iteration)
 	public void startIteration(IterationParams iteration) {
 		this.measuring = iteration.getType() == IterationType.MEASUREMENT;
-		this.commandsBefore = this.redis.commandCalls();
+		this.commandsBefore = this.redis.commandStats();
 		this.acquisitionsBefore = this.acquisitions.sum();
 		this.holderChangesBefore = this.holderChanges.sum();
 		iterationStarted();
@@ -104,7 +103,7 @@ public abstract class LockBenchmark {
 	public void endIteration() {
 		if (this.measuring) {
 			long nanos = System.nanoTime() - this.iterationStarted;
-			this.record.add(this.commandsBefore, this.redis.commandCalls(),
+			this.record.add(this.commandsBefore, this.redis.commandStats(),
 					this.acquisitions.sum() - this.acquisitionsBefore,
 					this.holderChanges.sum() - this.holderChangesBefore, nanos);
 		}

@@ -87,8 +87,18 @@ final class RedisTarget implements AutoCloseable {
 	 * commands that scripts run too. {@code info} itself (the harness's own) is left out.
 	 */
 	Map<String, Long> commandCalls() {
+		return commandStats().calls();
+	}
+
+	/**
+	 * Calls and Redis time per command since the last reset, from
+	 * {@code INFO commandstats} ({@code info} itself left out). A script's time includes
+	 * the commands it runs, which are also counted on their own.
+	 */
+	CommandStats commandStats() {
 		String text = this.admin.sync().info("commandstats");
 		Map<String, Long> calls = new HashMap<>();
+		Map<String, Long> micros = new HashMap<>();
 		text.lines().filter((line) -> line.startsWith("cmdstat_")).forEach((line) -> {
 			String name = line.substring("cmdstat_".length(), line.indexOf(':'));
 			String fields = line.substring(line.indexOf(':') + 1);
@@ -96,10 +106,18 @@ final class RedisTarget implements AutoCloseable {
 				if (field.startsWith("calls=")) {
 					calls.put(name, Long.parseLong(field.substring("calls=".length())));
 				}
+				else if (field.startsWith("usec=")) {
+					micros.put(name, Long.parseLong(field.substring("usec=".length())));
+				}
 			}
 		});
 		calls.remove("info");
-		return calls;
+		micros.remove("info");
+		return new CommandStats(calls, micros);
+	}
+
+	/** Calls and microseconds of Redis time per command name. */
+	record CommandStats(Map<String, Long> calls, Map<String, Long> micros) {
 	}
 
 	/** {@code redis_version} from {@code INFO server}. */

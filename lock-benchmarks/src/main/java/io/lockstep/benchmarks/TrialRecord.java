@@ -44,6 +44,11 @@ final class TrialRecord {
 
 	final Map<String, Long> commands = new TreeMap<>();
 
+	/**
+	 * Redis time per command name, in microseconds (a script's includes its commands).
+	 */
+	final Map<String, Long> micros = new TreeMap<>();
+
 	long handOffSamples;
 
 	long handOffP50Nanos = -1;
@@ -69,6 +74,18 @@ final class TrialRecord {
 	 * Adds one measurement iteration that lasted {@code nanos} from its setup to its
 	 * teardown (all threads in).
 	 */
+	void add(RedisTarget.CommandStats before, RedisTarget.CommandStats after, long acquisitions, long holderChanges,
+			long nanos) {
+		add(before.calls(), after.calls(), acquisitions, holderChanges, nanos);
+		after.micros().forEach((name, micros) -> {
+			long delta = micros - before.micros().getOrDefault(name, 0L);
+			if (delta > 0) {
+				this.micros.merge(name, delta, Long::sum);
+			}
+		});
+	}
+
+	/** Like the other {@code add}, with command calls only (no Redis time). */
 	void add(Map<String, Long> before, Map<String, Long> after, long acquisitions, long holderChanges, long nanos) {
 		this.iterations++;
 		this.acquisitions += acquisitions;
@@ -89,6 +106,16 @@ final class TrialRecord {
 	 */
 	double rate() {
 		return (this.nanos > 0) ? this.acquisitions * 1e9 / this.nanos : Double.NaN;
+	}
+
+	/**
+	 * Redis time per call of the command, in microseconds, or NaN when not measured (a
+	 * script's time includes the commands it runs).
+	 */
+	double microsPerCall(String name) {
+		Long calls = this.commands.get(name);
+		Long time = this.micros.get(name);
+		return (calls != null && time != null && calls > 0) ? (double) time / calls : Double.NaN;
 	}
 
 	long totalCommands() {
@@ -140,6 +167,7 @@ final class TrialRecord {
 		properties.setProperty("writes", Long.toString(this.writes));
 		properties.setProperty("mostInside", Long.toString(this.mostInside));
 		this.commands.forEach((name, calls) -> properties.setProperty("cmd." + name, Long.toString(calls)));
+		this.micros.forEach((name, micros) -> properties.setProperty("usec." + name, Long.toString(micros)));
 		Path file = Path.of(directory, fileName(this.scenario, this.contender, this.clients));
 		try {
 			Files.createDirectories(file.getParent());
@@ -179,6 +207,9 @@ final class TrialRecord {
 		for (String name : properties.stringPropertyNames()) {
 			if (name.startsWith("cmd.")) {
 				record.commands.put(name.substring("cmd.".length()), Long.parseLong(properties.getProperty(name)));
+			}
+			else if (name.startsWith("usec.")) {
+				record.micros.put(name.substring("usec.".length()), Long.parseLong(properties.getProperty(name)));
 			}
 		}
 		return record;

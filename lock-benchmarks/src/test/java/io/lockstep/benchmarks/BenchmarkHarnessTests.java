@@ -85,6 +85,34 @@ class BenchmarkHarnessTests {
 	}
 
 	@Test
+	void redisTimeOfEachScriptIsReadAndShownPerCallInTheDetails() {
+		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
+			RedisTarget.CommandStats before = this.redis.commandStats();
+			for (int i = 0; i < 10; i++) {
+				floor.acquire("smoke:time").release();
+			}
+			TrialRecord record = new TrialRecord("test", "floor", "shared");
+			record.add(before, this.redis.commandStats(), 10, 10, 1_000_000);
+			assertThat(record.commands).containsEntry("evalsha", 20L);
+			assertThat(record.micros).containsKey("evalsha");
+			// a script's time includes the commands it runs
+			assertThat(record.micros.get("evalsha")).isGreaterThanOrEqualTo(record.micros.get("set"));
+			assertThat(record.microsPerCall("evalsha")).isPositive().isEqualTo(record.micros.get("evalsha") / 20.0);
+			assertThat(record.microsPerCall("missing")).isNaN();
+		}
+		TrialRecord record = new TrialRecord(Scenario.S1.benchmark().getSimpleName(), "floor", "shared");
+		record.add(new RedisTarget.CommandStats(Map.of(), Map.of()),
+				new RedisTarget.CommandStats(Map.of("evalsha", 20L, "set", 10L), Map.of("evalsha", 437L, "set", 9L)),
+				10, 10, 1_000_000_000);
+		Map<String, Outcome> outcomes = Map.of(Outcome.key(Scenario.S1, "floor", "shared"),
+				new Outcome(Scenario.S1, "floor", "shared", 100, "us/op", 100, 100, 50, 100, record));
+		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor"), List.of("shared"), "1 × 1 s", "2 × 1 s",
+				"7.0.15", new MachineProbe(50, 200, 300, 100, 600), "today", "0 min 1 s", "1.0", "1.0",
+				"run-benchmarks.sh", List.of());
+		assertThat(new Report(outcomes, run).render()).contains("evalsha 2.00 (21.9 µs each) · set 1.00 |");
+	}
+
+	@Test
 	void exclusionCheckCatchesALockThatDoesNotLock() throws Exception {
 		Contender broken = new Contender() {
 
