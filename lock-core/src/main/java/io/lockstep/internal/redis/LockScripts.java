@@ -82,7 +82,7 @@ public final class LockScripts {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
 			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
-					Long.toString(request.maxHoldMillis()), handOff ? (request.queued() ? "q" : "n") : "w",
+					Long.toString(request.maxHoldMillis()), waitMode(request, handOff),
 					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
 		}
 		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
@@ -94,9 +94,8 @@ public final class LockScripts {
 	private static Call acquireShared(Acquire request, List<String> keys, Waiter waiter, boolean handOff) {
 		Sharing sharing = request.id().sharing();
 		String kind = sharing.read() ? "r" : "s" + sharing.permits();
-		String mode = !request.waits() ? "" : !handOff ? "w" : request.queued() ? "q" : "n";
 		List<String> args = new ArrayList<>(List.of(request.owner(), Long.toString(request.leaseMillis()),
-				Long.toString(request.maxHoldMillis()), kind, mode));
+				Long.toString(request.maxHoldMillis()), kind, waitMode(request, handOff)));
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
@@ -107,9 +106,12 @@ public final class LockScripts {
 				"acquire " + sharing.describe() + " of '" + request.id().display() + "'");
 	}
 
-	/**
-	 * A one-key lock's waiter: its key's queue and table, its client's hand-off channel.
-	 */
+	/** The scripts' wait mode: none, w (mark), n (queue) or q (queue again). */
+	private static String waitMode(Acquire request, boolean handOff) {
+		return !request.waits() ? "" : !handOff ? "w" : request.queued() ? "q" : "n";
+	}
+
+	/** A one-key lock's waiter: its queue, table and client's hand-off channel. */
 	public record Waiter(String queue, String table, String channel) {
 	}
 
@@ -265,9 +267,7 @@ public final class LockScripts {
 		return new Call(RELEASE, keys, List.of(owner, message), "release " + lock);
 	}
 
-	/**
-	 * Whether a message on a client's own channel is a hand-off ({@code release.lua}).
-	 */
+	/** Whether a message on a client's own channel is a hand-off. */
 	public static boolean isHandOff(String message) {
 		return message.startsWith("g:");
 	}
