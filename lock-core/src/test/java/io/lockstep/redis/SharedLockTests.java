@@ -453,6 +453,7 @@ class SharedLockTests {
 				RedisLockTemplate moreReaders = TestLocks.builder(this.lockClient)
 					.waitTime(Duration.ofSeconds(10))
 					.build()) {
+			RedisCommands<String, String> probe = otherClient.connect().sync();
 			List<Long> slowest = new ArrayList<>();
 			for (int round = 0; round < 5; round++) {
 				LockHandle writer = writers.write().acquire("doc:10");
@@ -472,7 +473,8 @@ class SharedLockTests {
 								&& Probes.engine(moreReaders).waitersOf("lockstep:doc:10") == 1))
 					.isTrue();
 				// the readers' queued attempts are in
-				TestLocks.eventually(Duration.ofMillis(100), () -> false);
+				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> probe.llen("lockstep:__q:doc:10") == 3))
+					.isTrue();
 				long released = System.nanoTime();
 				writer.close();
 				assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
