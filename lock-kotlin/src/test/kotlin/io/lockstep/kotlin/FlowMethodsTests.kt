@@ -139,7 +139,7 @@ class FlowMethodsTests {
 			}
 			assertThat(locks.awaitWaiters(0)).`as`("the acquisition abandoned").isTrue()
 			holder.close()
-			assertThat(locks.named("feed").tryAcquire("news")).hasValueSatisfying { it.close() }
+			assertThat(locks.named("feed").awaitFree("news")).`as`("the lock is free for the next caller").isTrue()
 			assertThat(context.getBean(Ledger::class.java).runs.get()).isZero()
 		}
 	}

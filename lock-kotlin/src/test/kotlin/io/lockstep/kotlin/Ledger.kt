@@ -67,6 +67,17 @@ fun RedisNode.exists(key: String): Boolean = (call("EXISTS", key) as Long) == 1L
 
 fun RedisNode.awaitGone(key: String): Boolean = Eventually.holds(Duration.ofSeconds(5)) { !exists(key) }
 
+/**
+ * Whether, within 1 s, a caller gets the lock of [key] at once (and releases it). A cancel
+ * that lands while the acquisition handles another event leaves the local queue at once and
+ * aborts right after: an attempt of it still on its way may queue it in Redis, and a release
+ * then hands it the key until its leave, sent after that attempt, frees it a round trip
+ * later. A key left to the cancelled caller would expire only with the hand-off's 5 s grant.
+ */
+fun LockTemplate.awaitFree(key: String): Boolean = Eventually.holds(Duration.ofSeconds(1)) {
+	tryAcquire(key).map { it.close(); true }.orElse(false)
+}
+
 /** Whether, within 5 s, exactly [count] keys have local waiters of the template's engine. */
 fun LockTemplate.awaitWaiters(count: Int): Boolean =
 	Eventually.holds(Duration.ofSeconds(5)) { EngineTemplate.of(this)!!.engine().keysWaitedFor() == count }

@@ -133,7 +133,7 @@ class WithLockTests {
 			}
 			assertThat(locks.awaitWaiters(0)).`as`("the acquisition abandoned").isTrue()
 			holder.close()
-			assertThat(locks.tryAcquire("42")).hasValueSatisfying { it.close() }
+			assertThat(locks.awaitFree("42")).`as`("the lock is free for the next caller").isTrue()
 			assertThat(ledger.runs.get()).isZero()
 		}
 	}
