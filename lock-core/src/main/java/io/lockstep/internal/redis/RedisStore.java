@@ -213,6 +213,29 @@ public final class RedisStore implements LockStore {
 		return request.waits() ? count : -1;
 	}
 
+	/**
+	 * A release, leave or undo bounded by the command timeout, one script per group: a
+	 * leave or an undo on the acquisitions' connection, after the attempt it follows.
+	 */
+	@Override
+	public CompletableFuture<Integer> send(Release request) {
+		LockId id = request.id();
+		String lock = LockScripts.quoted(id);
+		LockCommands connection = request.waits() ? this.commands : this.acquisitions;
+		List<CompletableFuture<Long>> replies = new ArrayList<>();
+		for (List<Integer> group : this.layout.groups(id.keys())) {
+			Call call = switch (request.mode()) {
+				case KEEP ->
+					LockScripts.keep(lock, this.layout.stored(id.keys(), group), request.owner(), request.keepMillis());
+				case RELEASE, UNDO -> releaseCall(lock, id.keys(), group, request.owner(), false);
+				case LEAVE -> releaseCall(lock, id.keys(), group, request.owner(), true);
+			};
+			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.what()));
+		}
+		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
+			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).sum());
+	}
+
 	private Call releaseCall(String lock, List<String> keys, List<Integer> group, String owner, boolean leave) {
 		LockScripts.Queues queues = null;
 		if (handsOff()) {
