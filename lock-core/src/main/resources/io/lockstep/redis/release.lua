@@ -117,6 +117,12 @@ local function handOff(i)
       expires, lease, maxHold, kind, channel = readEntry(entry)
     end
     if expires and expires > clock() then
+      if kind == 'r' and writerMarked(table, clock()) then
+        -- a writer on several keys waits for the key: it goes first (told by the notification)
+        redis.call('LPUSH', queue, waiter)
+        redis.call('HSET', table, waiter, entry)
+        return false
+      end
       if kind ~= 'x' then
         local holders = {}
         local latest = grantShare(i, holders, waiter, lease, maxHold, channel)
@@ -189,6 +195,12 @@ for i = 1, n do
   if queues and ARGV[5] == 'leave' then
     local left = redis.call('LREM', KEYS[n + i], 0, ARGV[1])
     redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
+    local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
+    if mark and string.sub(mark, 1, #prefix) == prefix then
+      -- a writer on several keys gives up: the readers behind it ask again
+      redis.call('HDEL', KEYS[2 * n + i], '~w')
+      left = 1
+    end
     if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
       -- a writer that readers waited behind gives up: the readers first in line join the
       -- readers now, and those not queued are told to ask again

@@ -129,6 +129,11 @@ public final class RedisStore implements LockStore {
 	private Call acquireCall(Acquire request, List<Integer> group) {
 		List<String> keys = request.id().keys();
 		List<String> fences = group.stream().map((index) -> this.layout.fence(keys.get(index))).toList();
+		if (keys.size() > 1 && request.id().sharing().exclusive()) {
+			// a writer on each key: one that waits marks the keys readers hold
+			List<String> tables = group.stream().map((index) -> this.layout.table(keys.get(index))).toList();
+			return LockScripts.acquireAll(request, this.layout.stored(keys, group), fences, tables);
+		}
 		LockScripts.Waiter waiter = null;
 		if (keys.size() == 1 && (request.waits() || request.id().sharing().read())) {
 			String key = keys.get(0);
