@@ -58,7 +58,7 @@ if maxHold > 0 then
   now = serverMillis()
   cap = now + maxHold
 end
-if kind == 'r' and KEYS[4] and redis.call('EXISTS', KEYS[1]) == 0 then
+if kind == 'r' and KEYS[4] and not redis.call('GET', KEYS[1]) then
   now = now or serverMillis()
   if writerMarked(KEYS[4], now) then
     -- free, but a writer on several keys waits for it: it goes first

@@ -105,6 +105,20 @@ end
 -- none is queued.
 local function handOff(i)
   local queue, table = KEYS[n + i], KEYS[2 * n + i]
+  if writerMarked(table, clock()) then
+    -- a writer on several keys waits for the key: only a writer first in line goes before it;
+    -- else the key is freed and the waiters are told (readers then wait behind the mark)
+    local head = redis.call('LINDEX', queue, 0)
+    local entry = head and redis.call('HGET', table, head)
+    local expires, kind = nil, nil
+    if entry then
+      local _
+      expires, _, _, kind = readEntry(entry)
+    end
+    if not (expires and expires > clock() and kind == 'x') then
+      return false
+    end
+  end
   while true do
     local waiter = redis.call('LPOP', queue)
     if not waiter then
@@ -117,12 +131,6 @@ local function handOff(i)
       expires, lease, maxHold, kind, channel = readEntry(entry)
     end
     if expires and expires > clock() then
-      if kind == 'r' and writerMarked(table, clock()) then
-        -- a writer on several keys waits for the key: it goes first (told by the notification)
-        redis.call('LPUSH', queue, waiter)
-        redis.call('HSET', table, waiter, entry)
-        return false
-      end
       if kind ~= 'x' then
         local holders = {}
         local latest = grantShare(i, holders, waiter, lease, maxHold, channel)
