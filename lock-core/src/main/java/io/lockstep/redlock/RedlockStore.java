@@ -89,7 +89,8 @@ final class RedlockStore implements LockStore {
 
 	@Override
 	public Attempt acquire(Acquire request) {
-		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis());
+		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis(),
+				request.delayMillis());
 	}
 
 	// --- renew

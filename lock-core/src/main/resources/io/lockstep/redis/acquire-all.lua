@@ -11,6 +11,8 @@
 --                writerMarked in holders.lua, which is prepended): a key held by readers is
 --                marked in its waiter table, so that readers that come after wait behind this
 --                writer; an owner that gets the keys takes its marks off
+-- ARGV[6]        optional: the lock delay in ms (see exclusiveDelay in holders.lua, which is
+--                prepended); 0 or absent: none
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
 --                                    their fencing token and cap; their lease is refreshed
 --                                    within the cap)
@@ -28,11 +30,14 @@ if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_en
 end
 local marks = ARGV[5] and tonumber(ARGV[5]) > 0 and #KEYS % 3 == 0
 local n = marks and #KEYS / 3 or #KEYS / 2
-local function millis()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-end
+local millis = serverMillis
+local delay = tonumber(ARGV[6] or '0') or 0
 local prefix = ARGV[1] .. ':'
+-- a key a release kept for this writer (release.lua) is free for it
+local reserved = '~w:' .. prefix
+local function free(current)
+  return not current or string.sub(current, 1, #reserved) == reserved
+end
 local longest = -1
 local first = -1
 local holder = ''
@@ -42,7 +47,8 @@ for i = 1, n do
     -- held by a semaphore's permit holders (see holders.lua): not a key of exclusive locks
     return {-2, tonumber(string.match(current, '^s(%d+)'))}
   end
-  if current and string.sub(current, 1, #prefix) ~= prefix then
+  if not free(current) and (string.sub(current, 1, #prefix) ~= prefix or not leaseLasts(current, millis)) then
+    -- another owner's, or this owner's lease ended and the key is in its lock delay
     longest = math.max(longest, redis.call('PTTL', KEYS[i]))
     if first < 0 then
       first = i - 1
@@ -53,7 +59,7 @@ end
 if first >= 0 then
   for i = 1, n do
     local current = redis.call('GET', KEYS[i])
-    if current and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
+    if not free(current) and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
       redis.call('SET', KEYS[i], current .. ':w', 'KEEPTTL')
     end
     if marks and current and string.sub(current, 1, 2) == 'r|' then
@@ -75,14 +81,17 @@ end
 local result = {1}
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
-  if current then
+  if current and not free(current) then
     -- ours already (a retried acquire): refresh the lease within the cap, keep the token
     local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)')
     local ttl = tonumber(ARGV[2])
     if tonumber(held) > 0 then
       ttl = math.min(ttl, tonumber(held) - math.floor(now / 1000))
     end
-    if ttl > 0 then
+    local heldDelay = exclusiveDelay(current)
+    if ttl > 0 and heldDelay then
+      redis.call('SET', KEYS[i], withLeaseEnd(current, math.floor(now / 1000) + ttl), 'PX', ttl + heldDelay)
+    elseif ttl > 0 then
       redis.call('PEXPIRE', KEYS[i], ttl)
     end
     result[i + 1] = tonumber(fence)
@@ -92,8 +101,11 @@ for i = 1, n do
       fence = now
       redis.call('SET', KEYS[n + i], string.format('%.0f', fence))
     end
-    local text = string.format('%.0f', fence)
     local waited = ''
+    if current and string.sub(current, -2) == ':w' then
+      -- kept for this writer: readers wait behind it
+      waited = ':w'
+    end
     if marks then
       local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
       if mark and string.sub(mark, 1, #prefix) == prefix then
@@ -102,7 +114,8 @@ for i = 1, n do
         waited = ':w'
       end
     end
-    redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap) .. waited, 'PX', ARGV[2])
+    redis.call('SET', KEYS[i], exclusiveValue(ARGV[1], fence, cap, delay, math.floor(now / 1000) + tonumber(ARGV[2]))
+      .. waited, 'PX', tonumber(ARGV[2]) + delay)
     result[i + 1] = fence
   end
 end

@@ -18,6 +18,9 @@
 -- ARGV[6]  with 'q' or 'n': how long the queue entry lives, in ms, unless the owner asks again
 -- ARGV[7]  with 'q' or 'n': the channel on which the owner's client hears its hand-offs
 -- ARGV[8]  with 'q' or 'n': the lease a hand-off grants, in ms
+-- ARGV[9]  optional: the lock delay in ms (0 or absent: none): a share whose lease ends without a
+--          release stays counted this long after it (a writer waits for it, a permit stays taken;
+--          other readers join)
 -- Returns  {1, fence}       acquired
 --          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
 --                           is refreshed within its cap; ttl = the lease now set, in ms
@@ -31,6 +34,7 @@
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
 local owner, lease, kind = ARGV[1], tonumber(ARGV[2]), ARGV[4]
 local maxHold = tonumber(ARGV[3])
+local delay = tonumber(ARGV[9] or '0') or 0
 local queues = (ARGV[5] == 'q' or ARGV[5] == 'n') and KEYS[4]
 -- an owner that gets its share leaves the queue
 local function leaveQueue()
@@ -41,7 +45,8 @@ end
 -- it must wait: it marks the key (and queues) as ARGV[5] says
 local function wait(current, now)
   if queues then
-    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7],
+      delay)
   end
   if ARGV[5] ~= '' and string.sub(current, -2) ~= ':w' then
     redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
@@ -58,17 +63,7 @@ if maxHold > 0 then
   now = serverMillis()
   cap = now + maxHold
 end
-if kind == 'r' and KEYS[4] and not redis.call('GET', KEYS[1]) then
-  now = now or serverMillis()
-  if writerMarked(KEYS[4], now) then
-    -- free, but a writer on several keys waits for it: it goes first
-    if queues then
-      joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
-    end
-    return {0, 0, 0, fence}
-  end
-end
-if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap}}, false), 'NX', 'PX', lease) then
+if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap, delay}}, false), 'NX', 'PX', lease + delay) then
   leaveQueue()
   return {1, fence}
 end
@@ -89,6 +84,11 @@ now = now or serverMillis()
 local latest
 holders, latest = liveHolders(KEYS[1], holders, now)
 local mine = holderOf(holders, owner)
+if mine and not holderLasts(mine, now) then
+  -- its own share, whose lease ended: in its lock delay, it waits like anyone else
+  wait(current, now)
+  return {0, math.max(0, mine[3] + mine[5] - now), 0, fence}
+end
 if mine then
   local ttl = lease
   if mine[4] > 0 then
@@ -96,7 +96,7 @@ if mine then
   end
   if ttl > 0 then
     mine[3] = now + ttl
-    latest = math.max(latest, mine[3])
+    latest = math.max(latest, mine[3] + mine[5])
   else
     ttl = math.max(0, mine[3] - now)
   end
@@ -140,19 +140,19 @@ if admitted then
   if maxHold > 0 then
     cap = now + maxHold
   end
-  holders[#holders + 1] = {owner, fence, now + lease, cap}
-  storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease), now)
+  holders[#holders + 1] = {owner, fence, now + lease, cap, delay}
+  storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease + delay), now)
   leaveQueue()
   return {1, fence}
 end
 if queues then
-  joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+  joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7], delay)
 end
 if ARGV[5] ~= '' and not waited then
   storeShared(KEYS[1], kind, holders, true, latest, now)
 end
 local first = latest
 for _, h in ipairs(holders) do
-  first = math.min(first, h[3])
+  first = math.min(first, h[3] + h[5])
 end
 return {0, math.max(0, first - now), 0, fence}

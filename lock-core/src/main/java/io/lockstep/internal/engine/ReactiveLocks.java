@@ -177,8 +177,7 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 		return Mono.create((sink) -> {
 			long start = System.nanoTime();
 			CompletableFuture<LeaseHandle> acquisition = this.engine.acquireAsync(id, this.settings.lockName(),
-					waitNanos, this.settings.leaseTime().toNanos(), !this.settings.fixedLease(),
-					this.settings.minHoldNanos(), skips);
+					waitNanos, this.settings.holdTerms(), skips);
 			sink.onCancel(() -> {
 				if (!acquisition.cancel(false)) {
 					// granted just before the cancel: the subscriber will not release it

@@ -25,7 +25,7 @@ public final class LockScripts {
 
 	public static final RedisScript<List> ACQUIRE = ScriptTexts.withHolders("acquire", List.class);
 
-	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of("acquire-all", List.class);
+	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.withHolders("acquire-all", List.class);
 
 	/** Read locks and semaphores: one key, one of several holders. */
 	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.withHolders("acquire-shared", List.class);
@@ -75,17 +75,23 @@ public final class LockScripts {
 		if (!sharing.exclusive()) {
 			return acquireShared(request, keys, waiter, handOff);
 		}
+		if (stored.size() > 1) {
+			return acquireAll(request, stored, fences, null);
+		}
 		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 				Long.toString(request.maxHoldMillis()));
-		if (stored.size() > 1) {
-			return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
-		}
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
 			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 					Long.toString(request.maxHoldMillis()), waitMode(request, handOff),
-					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
+					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()),
+					Long.toString(request.delayMillis()));
+		}
+		else if (request.delayMillis() > 0) {
+			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
+					Long.toString(request.maxHoldMillis()), "", "0", "", Long.toString(request.handOffMillis()),
+					Long.toString(request.delayMillis()));
 		}
 		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
 	}
@@ -106,9 +112,13 @@ public final class LockScripts {
 		keys.addAll(fences);
 		List<String> args = new ArrayList<>(
 				List.of(request.owner(), Long.toString(request.leaseMillis()), Long.toString(request.maxHoldMillis())));
-		if (tables != null && request.waits()) {
+		boolean marks = tables != null && request.waits();
+		if (marks) {
 			keys.addAll(tables);
-			args.addAll(List.of("", Long.toString(request.entryMillis())));
+		}
+		if (marks || request.delayMillis() > 0) {
+			args.addAll(List.of("", marks ? Long.toString(request.entryMillis()) : "0",
+					Long.toString(request.delayMillis())));
 		}
 		return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
 	}
@@ -126,6 +136,12 @@ public final class LockScripts {
 			keys.add(waiter.table());
 			args.addAll(List.of(Long.toString(request.entryMillis()), waiter.channel(),
 					Long.toString(request.handOffMillis())));
+		}
+		else if (request.delayMillis() > 0) {
+			args.addAll(List.of("0", "", Long.toString(request.handOffMillis())));
+		}
+		if (request.delayMillis() > 0) {
+			args.add(Long.toString(request.delayMillis()));
 		}
 		return new Call(ACQUIRE_SHARED, keys, args,
 				"acquire " + sharing.describe() + " of '" + request.id().display() + "'");

@@ -221,6 +221,7 @@ public final class RedisStore implements LockStore {
 	/**
 	 * A release, leave or undo bounded by the command timeout, one script per group: a
 	 * leave or an undo on the acquisitions' connection, after the attempt it follows.
+	 * Completes with -1 when Redis refused it (an error reply, e.g. {@code NOPERM}).
 	 */
 	@Override
 	public CompletableFuture<Integer> send(Release request) {
@@ -237,8 +238,11 @@ public final class RedisStore implements LockStore {
 			};
 			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.what()));
 		}
+		// an error reply is an answer: refused again if sent again (-1)
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
-			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).sum());
+			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).sum())
+			.exceptionallyCompose((failure) -> LockCommands.refused(failure) ? CompletableFuture.completedFuture(-1)
+					: CompletableFuture.failedFuture(failure));
 	}
 
 	private Call releaseCall(String lock, List<String> keys, List<Integer> group, String owner, boolean leave) {
