@@ -1,0 +1,124 @@
+package io.lockstep.shedlock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import io.lockstep.DistributedLocks;
+import io.lockstep.LockTemplate;
+import io.lockstep.internal.engine.EngineTemplate;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.util.Assert;
+
+/**
+ * ShedLock's lock provider on a Lockstep {@link LockTemplate}, so that
+ * {@code @SchedulerLock(name, lockAtMostFor, lockAtLeastFor)} jobs (and every other user
+ * of a ShedLock {@code LockProvider}) lock with Lockstep.
+ *
+ * <p>
+ * A ShedLock lock named {@code name} is the Lockstep lock on the Redis key
+ * {@code <key-prefix>shedlock:<name>}, reported under the lock name {@code name} in
+ * metrics, events and the {@code locks} endpoint, with a fencing token
+ * ({@link DistributedLocks#currentFencingToken()} inside the job). ShedLock's meanings
+ * are kept:
+ * <ul>
+ * <li>{@code lockAtMostFor} is a fixed lease, never renewed: when the job runs longer,
+ * the key expires and another instance may take it (Lockstep counts, logs and publishes
+ * that as a lost lease; {@code unlock()} then only logs it). Lockstep's limits on a fixed
+ * lease apply: from 30 ms to 1 day, and never past {@code lockstep.max-hold-time} when
+ * that is set.</li>
+ * <li>{@code lockAtLeastFor} is a minimum hold: a job that ends earlier leaves the key to
+ * expire {@code lockAtLeastFor} after it was locked (capped by
+ * {@code lockstep.max-hold-time}).</li>
+ * <li>{@link #lock} never waits: it answers empty when the name is held, also when the
+ * current thread holds it (no reentrancy, unlike Lockstep's own locks). ShedLock's
+ * {@code LockingTaskExecutor} runs a nested job of a name its thread holds without asking
+ * the provider.</li>
+ * <li>{@link SimpleLock#extend} (ShedLock's {@code LockExtender} and
+ * {@code KeepAliveLockProvider}) gives the lock a new fixed lease of
+ * {@code lockAtMostFor} from now, checked against the owner token in Redis.</li>
+ * </ul>
+ * Redis unreachable is a {@link io.lockstep.LockException} from {@link #lock} within the
+ * command timeout (the job does not run), as for every Lockstep lock.
+ */
+public final class LockstepLockProvider implements ExtensibleLockProvider {
+
+	/**
+	 * The name under which ShedLock's locks live: their keys are {@code shedlock:<name>}.
+	 */
+	static final String NAMESPACE = "shedlock";
+
+	private final LockTemplate locks;
+
+	private final @Nullable Duration maxHoldTime;
+
+	/**
+	 * A provider whose locks are {@code lockTemplate}'s, under the name {@code shedlock}.
+	 * @param lockTemplate the template (the application's {@code LockTemplate} bean)
+	 */
+	public LockstepLockProvider(LockTemplate lockTemplate) {
+		Assert.notNull(lockTemplate, "'lockTemplate' must not be null");
+		this.locks = lockTemplate.named(NAMESPACE).withWaitTime(Duration.ZERO);
+		EngineTemplate engine = EngineTemplate.of(lockTemplate);
+		this.maxHoldTime = (engine != null) ? engine.engine().maxHoldTime() : null;
+	}
+
+	/**
+	 * Takes the lock if no one holds it now, without waiting.
+	 * @return the lock, or empty when the name is held (by anyone, this thread included)
+	 * @throws IllegalArgumentException if {@code lockAtMostFor} is not a lease Lockstep
+	 * accepts (30 ms to 1 day)
+	 * @throws io.lockstep.LockKeyException if the name is too long for a Redis key
+	 * @throws io.lockstep.LockException if Redis cannot be reached
+	 */
+	@Override
+	public Optional<SimpleLock> lock(LockConfiguration lockConfiguration) {
+		Assert.notNull(lockConfiguration, "'lockConfiguration' must not be null");
+		String name = lockConfiguration.getName();
+		if (heldByThisCall(name)) {
+			return Optional.empty();
+		}
+		return template(lockConfiguration).tryAcquire(name)
+			.map((handle) -> new LockstepLock(lockConfiguration, handle, this));
+	}
+
+	/**
+	 * The template of one lock: reported under the ShedLock name, with a fixed lease of
+	 * {@code lockAtMostFor} and a minimum hold of {@code lockAtLeastFor}.
+	 */
+	private LockTemplate template(LockConfiguration configuration) {
+		String name = configuration.getName();
+		LockTemplate template = this.locks.withLockName(name);
+		try {
+			template = template.withLeaseTime(configuration.getLockAtMostFor());
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("ShedLock lock '" + name + "': lockAtMostFor ("
+					+ configuration.getLockAtMostFor() + ") is not a lease Lockstep accepts: " + ex.getMessage(), ex);
+		}
+		return template.withMinHoldTime(capped(configuration.getLockAtLeastFor()));
+	}
+
+	/** A duration capped by {@code lockstep.max-hold-time}, when that is set. */
+	Duration capped(Duration duration) {
+		return (this.maxHoldTime != null && duration.compareTo(this.maxHoldTime) > 0) ? this.maxHoldTime : duration;
+	}
+
+	/**
+	 * Whether the current call (this thread) holds the name already: Lockstep would
+	 * re-enter it, ShedLock refuses a second lock.
+	 */
+	private static boolean heldByThisCall(String name) {
+		String key = NAMESPACE + ":" + name;
+		for (String held : DistributedLocks.currentLockKeys()) {
+			if (held.equals(key) || held.endsWith(":" + key)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}
