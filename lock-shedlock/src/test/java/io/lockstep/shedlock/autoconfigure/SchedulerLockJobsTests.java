@@ -87,6 +87,7 @@ class SchedulerLockJobsTests {
 				assertThat(runs.byInstance[2].get()).isPositive();
 				assertThat(acquired).isGreaterThanOrEqualTo(RUNS);
 				assertThat(skipped).as("the instances met at the lock").isPositive();
+				assertThat(held(first) + held(second)).as("lockstep.held{lock=report}").isGreaterThanOrEqualTo(RUNS);
 				assertThat(first.getBean(MeterRegistry.class).find("lockstep.acquire").tag("lock", "shedlock").meters())
 					.as("reported under the job's name, not the key's namespace")
 					.isEmpty();
@@ -100,6 +101,11 @@ class SchedulerLockJobsTests {
 			.tag("lock", "report")
 			.tag("outcome", outcome)
 			.timer();
+		return (timer != null) ? timer.count() : 0;
+	}
+
+	private static long held(ApplicationContext context) {
+		Timer timer = context.getBean(MeterRegistry.class).find("lockstep.held").tag("lock", "report").timer();
 		return (timer != null) ? timer.count() : 0;
 	}
 
