@@ -68,6 +68,7 @@ class LockstepLockProviderTests {
 		this.provider = new LockstepLockProvider(this.locks);
 		this.other = new LockstepLockProvider(this.otherLocks);
 		this.name = test.getTestMethod().orElseThrow().getName();
+		LockstepLockProviderTests.warmUp(this.provider, this.other);
 	}
 
 	@AfterEach
@@ -280,6 +281,16 @@ class LockstepLockProviderTests {
 
 	private long pttl(String lockName) {
 		return (Long) this.redis.call("PTTL", "lockstep:shedlock:" + lockName);
+	}
+
+	/**
+	 * Connects the providers' lock clients and loads their scripts (a lock and an
+	 * unlock), so that a short lease is not spent connecting.
+	 */
+	static void warmUp(LockstepLockProvider... providers) {
+		for (LockstepLockProvider provider : providers) {
+			provider.lock(config("warm-up")).orElseThrow().unlock();
+		}
 	}
 
 	static LockConfiguration config(String name) {
