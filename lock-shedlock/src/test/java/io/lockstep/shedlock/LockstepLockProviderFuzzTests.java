@@ -39,7 +39,7 @@ class LockstepLockProviderFuzzTests {
 
 	@Test
 	void holdersOfANameNeverOverlapAndNoUpdateIsLost(RedisNode redis) throws Exception {
-		RedisClient client = LockstepLockProviderTests.client(redis.port());
+		RedisClient client = TwoInstances.client(redis.port());
 		try (RedisLockTemplate first = RedisLockTemplate.builder(client).build();
 				RedisLockTemplate second = RedisLockTemplate.builder(client).build()) {
 			List<LockstepLockProvider> instances = List.of(new LockstepLockProvider(first),
@@ -120,7 +120,7 @@ class LockstepLockProviderFuzzTests {
 		void attempt(LockstepLockProvider provider) {
 			this.attempts.incrementAndGet();
 			Optional<SimpleLock> lock = provider
-				.lock(LockstepLockProviderTests.config(this.name, Duration.ofSeconds(30), Duration.ZERO));
+				.lock(TwoInstances.config(this.name, Duration.ofSeconds(30), Duration.ZERO));
 			if (lock.isEmpty()) {
 				this.refused.incrementAndGet();
 				return;

@@ -2,7 +2,6 @@ package io.lockstep.shedlock;
 
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockException;
 import io.lockstep.LockInfo;
@@ -20,12 +18,8 @@ import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
 import net.javacrumbs.shedlock.core.LockAssert;
-import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -38,44 +32,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  * of an application.
  */
 @RedisTest
-class LockstepLockProviderTests {
-
-	private static final Duration LONG = Duration.ofMinutes(5);
-
-	private final RedisNode redis;
-
-	private RedisClient client;
-
-	private RedisLockTemplate locks;
-
-	private RedisLockTemplate otherLocks;
-
-	private LockstepLockProvider provider;
-
-	private LockstepLockProvider other;
-
-	private String name;
+class LockstepLockProviderTests extends TwoInstances {
 
 	LockstepLockProviderTests(RedisNode redis) {
-		this.redis = redis;
-	}
-
-	@BeforeEach
-	void start(TestInfo test) {
-		this.client = client(this.redis.port());
-		this.locks = RedisLockTemplate.builder(this.client).build();
-		this.otherLocks = RedisLockTemplate.builder(this.client).build();
-		this.provider = new LockstepLockProvider(this.locks);
-		this.other = new LockstepLockProvider(this.otherLocks);
-		this.name = test.getTestMethod().orElseThrow().getName();
-		LockstepLockProviderTests.warmUp(this.provider, this.other);
-	}
-
-	@AfterEach
-	void stop() {
-		this.locks.close();
-		this.otherLocks.close();
-		this.client.shutdown();
+		super(redis);
 	}
 
 	@Test
@@ -277,44 +237,6 @@ class LockstepLockProviderTests {
 		finally {
 			down.shutdown();
 		}
-	}
-
-	private long pttl(String lockName) {
-		return (Long) this.redis.call("PTTL", "lockstep:shedlock:" + lockName);
-	}
-
-	/**
-	 * Connects the providers' lock clients and loads their scripts (a lock and an
-	 * unlock), so that a short lease is not spent connecting.
-	 */
-	static void warmUp(LockstepLockProvider... providers) {
-		for (LockstepLockProvider provider : providers) {
-			provider.lock(config("warm-up")).orElseThrow().unlock();
-		}
-	}
-
-	static LockConfiguration config(String name) {
-		return config(name, LONG, Duration.ZERO);
-	}
-
-	static LockConfiguration config(String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
-		return new LockConfiguration(Instant.now(), name, lockAtMostFor, lockAtLeastFor);
-	}
-
-	static long millisSince(long startNanos) {
-		return Duration.ofNanos(System.nanoTime() - startNanos).toMillis();
-	}
-
-	/**
-	 * A client whose first connection is made already, so that starting its event loops
-	 * does not count against the lock's command timeout.
-	 */
-	static RedisClient client(int port) {
-		RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", port));
-		try (StatefulRedisConnection<String, String> connection = client.connect()) {
-			connection.sync().ping();
-		}
-		return client;
 	}
 
 }
