@@ -6,6 +6,7 @@ import java.util.Optional;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.EngineTemplate;
+import io.lockstep.internal.engine.LockSettings;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -90,16 +91,24 @@ public final class LockstepLockProvider implements ExtensibleLockProvider {
 	 * {@code lockAtMostFor} and a minimum hold of {@code lockAtLeastFor}.
 	 */
 	private LockTemplate template(LockConfiguration configuration) {
-		String name = configuration.getName();
-		LockTemplate template = this.locks.withLockName(name);
+		return this.locks.withLockName(configuration.getName())
+			.withLeaseTime(lease(configuration))
+			.withMinHoldTime(capped(configuration.getLockAtLeastFor()));
+	}
+
+	/**
+	 * The fixed lease of a lock or an extension: {@code lockAtMostFor}.
+	 * @throws IllegalArgumentException naming the lock if Lockstep does not accept it
+	 */
+	Duration lease(LockConfiguration configuration) {
+		Duration lease = configuration.getLockAtMostFor();
 		try {
-			template = template.withLeaseTime(configuration.getLockAtMostFor());
+			return LockSettings.checkLease(lease, "lockAtMostFor");
 		}
 		catch (IllegalArgumentException ex) {
-			throw new IllegalArgumentException("ShedLock lock '" + name + "': lockAtMostFor ("
-					+ configuration.getLockAtMostFor() + ") is not a lease Lockstep accepts: " + ex.getMessage(), ex);
+			throw new IllegalArgumentException("ShedLock lock '" + configuration.getName() + "': lockAtMostFor ("
+					+ lease + ") is not a lease Lockstep accepts: " + ex.getMessage(), ex);
 		}
-		return template.withMinHoldTime(capped(configuration.getLockAtLeastFor()));
 	}
 
 	/** A duration capped by {@code lockstep.max-hold-time}, when that is set. */
