@@ -5,17 +5,24 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
+import io.lettuce.core.RedisClient;
+import io.lockstep.LockException;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Eventually;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
+import net.javacrumbs.shedlock.core.LockExtender;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.support.ShortKeepAlive;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /**
@@ -114,6 +121,47 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 			System.out.printf("max-hold-time 1s, extended by 10 min: the key expired after %d ms%n", goneAfter);
 			assertThat(goneAfter).isBetween(900L, 2000L);
 			assertThat(extended.get().extend(Duration.ofMinutes(10), Duration.ZERO)).as("no longer held").isEmpty();
+		}
+	}
+
+	@Test
+	void aJobExtendsItsLockWithLockExtender() throws Throwable {
+		DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(this.provider);
+		AtomicLong ttl = new AtomicLong();
+		executor.executeWithLock((Runnable) () -> {
+			LockExtender.extendActiveLock(Duration.ofSeconds(30), Duration.ZERO);
+			ttl.set(pttl());
+		}, config(this.name, Duration.ofSeconds(1), Duration.ZERO));
+		assertThat(ttl.get()).as("extended inside the job").isBetween(29_000L, 30_000L);
+		assertThat(pttl()).as("released by the executor after the job").isEqualTo(-2);
+	}
+
+	@Test
+	void redisDownFailsAnExtensionAndTheLockStaysUsable(RedisFixture fixture) {
+		RedisNode node = fixture.standalone();
+		RedisClient client = client(node.port());
+		try (RedisLockTemplate template = RedisLockTemplate.builder(client)
+			.commandTimeout(Duration.ofMillis(300))
+			.build()) {
+			LockstepLockProvider provider = new LockstepLockProvider(template);
+			SimpleLock lock = provider.lock(config(this.name, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+			node.pause();
+			long start = System.nanoTime();
+			try {
+				assertThatExceptionOfType(LockException.class)
+					.isThrownBy(() -> lock.extend(Duration.ofSeconds(30), Duration.ZERO));
+			}
+			finally {
+				node.resume();
+			}
+			System.out.printf("Redis stopped: extend failed after %d ms (command timeout 300 ms)%n",
+					millisSince(start));
+			lock.unlock();
+			assertThat((Long) node.call("EXISTS", "lockstep:shedlock:" + this.name)).as("the lock still unlocks")
+				.isZero();
+		}
+		finally {
+			client.shutdown();
 		}
 	}
 
