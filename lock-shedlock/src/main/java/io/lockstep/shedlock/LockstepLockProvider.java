@@ -21,16 +21,19 @@ import org.springframework.util.Assert;
  *
  * <p>
  * A ShedLock lock named {@code name} is the Lockstep lock on the Redis key
- * {@code <key-prefix>shedlock:<name>}, reported under the lock name {@code name} in
+ * {@code <key-prefix>shedlock:<name>} (on a template {@code named(n)}:
+ * {@code <key-prefix>n:shedlock:<name>}), reported under the lock name {@code name} in
  * metrics, events and the {@code locks} endpoint, with a fencing token
- * ({@link DistributedLocks#currentFencingToken()} inside the job). ShedLock's meanings
- * are kept:
+ * ({@link DistributedLocks#currentFencingToken()} in a job that ShedLock's
+ * {@code LockingTaskExecutor} runs: on the thread that took the lock). ShedLock's
+ * meanings are kept:
  * <ul>
  * <li>{@code lockAtMostFor} is a fixed lease, never renewed: when the job runs longer,
  * the key expires and another instance may take it (Lockstep counts, logs and publishes
- * that as a lost lease; {@code unlock()} then only logs it). Lockstep's limits on a fixed
- * lease apply: from 30 ms to 1 day, and never past {@code lockstep.max-hold-time} when
- * that is set.</li>
+ * that as a lost lease, and with {@code lockstep.on-lease-lost=interrupt} interrupts the
+ * job's thread; {@code unlock()} then only logs it). Lockstep's limits on a fixed lease
+ * apply: from 30 ms to 1 day, and never past {@code lockstep.max-hold-time} when that is
+ * set.</li>
  * <li>{@code lockAtLeastFor} is a minimum hold: a job that ends earlier leaves the key to
  * expire {@code lockAtLeastFor} after it was locked (capped by
  * {@code lockstep.max-hold-time}).</li>
@@ -40,10 +43,13 @@ import org.springframework.util.Assert;
  * the provider.</li>
  * <li>{@link SimpleLock#extend} (ShedLock's {@code LockExtender} and
  * {@code KeepAliveLockProvider}) gives the lock a new fixed lease of
- * {@code lockAtMostFor} from now, checked against the owner token in Redis.</li>
+ * {@code lockAtMostFor} from now, checked against the owner token in Redis and capped by
+ * {@code lockstep.max-hold-time}, and a minimum hold of its {@code lockAtLeastFor} from
+ * now; it answers empty once the lock is no longer held.</li>
  * </ul>
- * Redis unreachable is a {@link io.lockstep.LockException} from {@link #lock} within the
- * command timeout (the job does not run), as for every Lockstep lock.
+ * Redis unreachable is a {@link io.lockstep.LockException} from {@link #lock} (the job
+ * does not run) and from {@code extend}, within the command timeout, as for every
+ * Lockstep lock.
  */
 public final class LockstepLockProvider implements ExtensibleLockProvider {
 

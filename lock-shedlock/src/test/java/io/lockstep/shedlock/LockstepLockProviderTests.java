@@ -116,6 +116,32 @@ class LockstepLockProviderTests extends TwoInstances {
 	}
 
 	@Test
+	void withInterruptOnLeaseLostAJobThatOutrunsLockAtMostForIsInterrupted() {
+		try (RedisLockTemplate interrupting = RedisLockTemplate.builder(this.client)
+			.interruptOnLeaseLost(true)
+			.build()) {
+			LockstepLockProvider provider = new LockstepLockProvider(interrupting);
+			warmUp(provider);
+			long start = System.nanoTime();
+			SimpleLock lock = provider.lock(config(this.name, Duration.ofMillis(200), Duration.ZERO)).orElseThrow();
+			boolean interrupted = false;
+			try {
+				Thread.sleep(10_000); // the job's work, far longer than lockAtMostFor
+			}
+			catch (InterruptedException ex) {
+				interrupted = true;
+			}
+			long after = millisSince(start);
+			lock.unlock();
+			System.out.printf("lockAtMostFor 200ms, on-lease-lost=interrupt: the job was interrupted after %d ms%n",
+					after);
+			assertThat(interrupted).isTrue();
+			assertThat(after).isBetween(150L, 5000L);
+			assertThat(Thread.currentThread().isInterrupted()).as("no interrupt left behind").isFalse();
+		}
+	}
+
+	@Test
 	void lockAtLeastForKeepsTheKeyAfterAnEarlyUnlock() {
 		Duration atLeast = Duration.ofMillis(600);
 		long start = System.nanoTime();
