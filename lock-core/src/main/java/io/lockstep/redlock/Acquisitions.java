@@ -160,11 +160,17 @@ final class Acquisitions {
 	 * a split vote at once would only split it again; they retry after their random
 	 * delay. Each node runs it after the attempt's own commands (one connection, in
 	 * order), however late.
+	 * @return completes once every node answered (with the most keys one node freed), or
+	 * exceptionally when one did not: sending it again is harmless
 	 */
-	void undo(LockId id, String owner) {
+	CompletableFuture<Integer> undo(LockId id, String owner) {
+		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (Node node : this.nodes.all()) {
-			node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node));
+			replies.add(node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
 		}
+		// landed once every node answered: one that did not may still hold the keys
+		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
+			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).max().orElse(0));
 	}
 
 	private List<String> withFenceKeys(LockId id) {

@@ -143,6 +143,15 @@ final class RedlockStore implements LockStore {
 		};
 	}
 
+	/** A leave or an undo on every node; a release or a keep as {@link #release}. */
+	@Override
+	public CompletableFuture<Integer> send(Release request) {
+		if (request.waits()) {
+			return LockStore.super.send(request);
+		}
+		return this.acquisitions.undo(request.id(), request.owner());
+	}
+
 	private int release(LockId id, String owner) {
 		return onQuorum(id, LockScripts.release(LockScripts.quoted(id), id.keys(), owner, Notifications.releaseId()),
 				true);

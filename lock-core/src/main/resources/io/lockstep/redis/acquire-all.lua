@@ -4,8 +4,13 @@
 -- ARGV[1]        owner token (128-bit random, hex)
 -- ARGV[2]        lease in milliseconds
 -- ARGV[3]        max hold in milliseconds, 0 for none (see acquire.lua)
+-- KEYS[2n+1..3n] optional, with ARGV[5]: the waiter table of each lock key
 -- ARGV[4]        optional; "1" (Redlock): acquire only on a Redis whose data survives a restart,
 --                i.e. whose INFO persistence says aof_enabled:1
+-- ARGV[5]        optional, for a caller that waits: how long its mark lives, in ms (see
+--                writerMarked in holders.lua, which is prepended): a key held by readers is
+--                marked in its waiter table, so that readers that come after wait behind this
+--                writer; an owner that gets the keys takes its marks off
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
 --                                    their fencing token and cap; their lease is refreshed
 --                                    within the cap)
@@ -21,7 +26,12 @@
 if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_enabled:1', 1, true) then
   return {-1}
 end
-local n = #KEYS / 2
+local marks = ARGV[5] and tonumber(ARGV[5]) > 0 and #KEYS % 3 == 0
+local n = marks and #KEYS / 3 or #KEYS / 2
+local function millis()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
 local prefix = ARGV[1] .. ':'
 local longest = -1
 local first = -1
@@ -45,6 +55,13 @@ if first >= 0 then
     local current = redis.call('GET', KEYS[i])
     if current and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
       redis.call('SET', KEYS[i], current .. ':w', 'KEEPTTL')
+    end
+    if marks and current and string.sub(current, 1, 2) == 'r|' then
+      local table = KEYS[2 * n + i]
+      redis.call('HSET', table, '~w', ARGV[1] .. ':' .. string.format('%.0f', millis() + tonumber(ARGV[5])))
+      if redis.call('PTTL', table) < tonumber(ARGV[5]) + 60000 then
+        redis.call('PEXPIRE', table, tonumber(ARGV[5]) + 60000)
+      end
     end
   end
   return {0, longest, first, holder}
@@ -76,7 +93,16 @@ for i = 1, n do
       redis.call('SET', KEYS[n + i], string.format('%.0f', fence))
     end
     local text = string.format('%.0f', fence)
-    redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap), 'PX', ARGV[2])
+    local waited = ''
+    if marks then
+      local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
+      if mark and string.sub(mark, 1, #prefix) == prefix then
+        -- readers may wait behind this writer: its release hands the key to them
+        redis.call('HDEL', KEYS[2 * n + i], '~w')
+        waited = ':w'
+      end
+    end
+    redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap) .. waited, 'PX', ARGV[2])
     result[i + 1] = fence
   end
 end

@@ -23,8 +23,9 @@
 --                           is refreshed within its cap; ttl = the lease now set, in ms
 --          {0, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders
 --                           as the semaphore admits, or (a reader) by readers while a writer
---                           is queued for the key, which goes first; pttl = the time until the
---                           first holder's lease ends, in ms
+--                           is queued for the key, which goes first, or free or held by readers
+--                           while a writer on several keys has marked it (holders.lua); pttl =
+--                           the time until the first holder's lease ends, in ms
 --          {-2, permits}    the key is held another way: permits = 0 for readers, 1 for an
 --                           exclusive holder, n for a semaphore of n permits; nothing done
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
@@ -56,6 +57,16 @@ local cap = 0
 if maxHold > 0 then
   now = serverMillis()
   cap = now + maxHold
+end
+if kind == 'r' and KEYS[4] and not redis.call('GET', KEYS[1]) then
+  now = now or serverMillis()
+  if writerMarked(KEYS[4], now) then
+    -- free, but a writer on several keys waits for it: it goes first
+    if queues then
+      joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+    end
+    return {0, 0, 0, fence}
+  end
 end
 if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap}}, false), 'NX', 'PX', lease) then
   leaveQueue()
@@ -121,7 +132,7 @@ end
 local admitted
 if kind == 'r' then
   -- a writer waiting for the readers is not starved by readers that come after it
-  admitted = #holders == 0 or not writerQueued()
+  admitted = #holders == 0 or not (writerQueued() or writerMarked(KEYS[4], now))
 else
   admitted = #holders < permitsOf(kind)
 end

@@ -122,3 +122,17 @@ local function readEntry(entry)
   return tonumber(expires), tonumber(lease), tonumber(maxHold), kind, channel
 end
 
+
+-- A writer on several keys (acquire-all.lua) that waits for the readers of a key marks the
+-- key's waiter table: field "~w" = "<owner>:<expires>" (server ms; the writer's queue-entry
+-- life, refreshed by each of its attempts). While the mark lives, readers that come after it
+-- wait behind it as behind a writer first in the queue, and a release does not hand the key to
+-- readers first in line (acquire-shared.lua, release.lua). Whether a live mark is there.
+local function writerMarked(table, now)
+  local mark = table and redis.call('HGET', table, '~w')
+  if not mark then
+    return false
+  end
+  local expires = tonumber(string.match(mark, ':(%d+)$'))
+  return expires ~= nil and expires > now
+end

@@ -105,6 +105,20 @@ end
 -- none is queued.
 local function handOff(i)
   local queue, table = KEYS[n + i], KEYS[2 * n + i]
+  if writerMarked(table, clock()) then
+    -- a writer on several keys waits for the key: only a writer first in line goes before it;
+    -- else the key is freed and the waiters are told (readers then wait behind the mark)
+    local head = redis.call('LINDEX', queue, 0)
+    local entry = head and redis.call('HGET', table, head)
+    local expires, kind = nil, nil
+    if entry then
+      local _
+      expires, _, _, kind = readEntry(entry)
+    end
+    if not (expires and expires > clock() and kind == 'x') then
+      return false
+    end
+  end
   while true do
     local waiter = redis.call('LPOP', queue)
     if not waiter then
@@ -189,6 +203,12 @@ for i = 1, n do
   if queues and ARGV[5] == 'leave' then
     local left = redis.call('LREM', KEYS[n + i], 0, ARGV[1])
     redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
+    local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
+    if mark and string.sub(mark, 1, #prefix) == prefix then
+      -- a writer on several keys gives up: the readers behind it ask again
+      redis.call('HDEL', KEYS[2 * n + i], '~w')
+      left = 1
+    end
     if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
       -- a writer that readers waited behind gives up: the readers first in line join the
       -- readers now, and those not queued are told to ask again

@@ -141,15 +141,11 @@ abstract class Acquirer implements Wake {
 		}
 		Acquisition.Undo undo = step.undo();
 		if (undo != null) {
-			// sent without waiting; the command it undoes may still run before it
-			try {
-				this.store.release(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
-						: LockStore.Release.undo(this.id, undo.owner()));
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Undoing an attempt on '{}' failed; what it took expires on its own", this.id.display(),
-						ex);
-			}
+			// sent without waiting, after the command it undoes, and again until it lands
+			// or what it gives back has expired
+			this.context.releases()
+				.land(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
+						: LockStore.Release.undo(this.id, undo.owner()), undo.untilNanos());
 		}
 		if (step.action() instanceof Acquisition.Send && this.waiter != null) {
 			this.waiter.rearm();

@@ -51,6 +51,24 @@ public interface LockStore extends AutoCloseable {
 	 */
 	int release(Release request);
 
+	/**
+	 * Sends a release without blocking the caller, in order after what the caller sent
+	 * before (an undo reaches the storage after the attempt it undoes): the future
+	 * completes with the number of keys that held the owner's token once the storage
+	 * answered, or exceptionally when it failed or did not answer within the command
+	 * timeout — then the command either ran or will never be sent, so the caller may send
+	 * it again (every mode is token-checked: repeating one is harmless). Default:
+	 * {@link #release} on the calling thread.
+	 */
+	default CompletableFuture<Integer> send(Release request) {
+		try {
+			return CompletableFuture.completedFuture(release(request));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
 	/** The number of the lock's keys that hold the owner's token now; changes nothing. */
 	int check(LockId id, String owner);
 

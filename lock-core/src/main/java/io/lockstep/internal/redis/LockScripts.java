@@ -9,6 +9,8 @@ import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockStore.Renewal;
 import io.lockstep.internal.engine.Sharing;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -86,6 +88,29 @@ public final class LockScripts {
 					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
 		}
 		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
+	}
+
+	/**
+	 * The keys of a lock on several keys that live in one group
+	 * ({@code acquire-all.lua}), also when the group holds one of them: a writer on each
+	 * key. A caller that waits marks the keys held by readers in their waiter tables, so
+	 * that readers that come after it wait behind it.
+	 * @param stored the stored keys of the group
+	 * @param fences the fencing counter of each
+	 * @param tables the waiter table of each, or {@code null} for a caller that does not
+	 * wait
+	 */
+	public static Call acquireAll(Acquire request, List<String> stored, List<String> fences,
+			@Nullable List<String> tables) {
+		List<String> keys = new ArrayList<>(stored);
+		keys.addAll(fences);
+		List<String> args = new ArrayList<>(
+				List.of(request.owner(), Long.toString(request.leaseMillis()), Long.toString(request.maxHoldMillis())));
+		if (tables != null && request.waits()) {
+			keys.addAll(tables);
+			args.addAll(List.of("", Long.toString(request.entryMillis())));
+		}
+		return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
 	}
 
 	/**
