@@ -1,6 +1,9 @@
 package io.lockstep.internal;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -8,6 +11,7 @@ import java.util.concurrent.locks.Lock;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockLostException;
 import io.lockstep.LockTemplate;
 import org.jspecify.annotations.Nullable;
 
@@ -30,12 +34,11 @@ public final class ThreadOwnedLock implements Lock {
 
 	private final String key;
 
-	/** The holding thread; the other fields are read and written by it only. */
-	private volatile @Nullable Thread owner;
-
-	private int holds;
-
-	private @Nullable LockHandle handle;
+	/**
+	 * The holds by thread: one at a time while leases hold, but a thread whose lease was
+	 * lost keeps its hold until it unlocks, while another may have taken the lock.
+	 */
+	private final Map<Thread, Hold> holds = new ConcurrentHashMap<>();
 
 	public ThreadOwnedLock(LockTemplate template, String key) {
 		this.template = template;
@@ -157,29 +160,27 @@ public final class ThreadOwnedLock implements Lock {
 	 */
 	@Override
 	public void unlock() {
-		if (this.owner != Thread.currentThread()) {
+		Hold hold = this.holds.get(Thread.currentThread());
+		if (hold == null) {
 			throw new IllegalMonitorStateException(
 					"Lock '" + this.key + "' is not held by thread '" + Thread.currentThread().getName() + "'");
 		}
-		if (--this.holds > 0) {
+		if (--hold.count > 0) {
 			return;
 		}
-		LockHandle released = this.handle;
-		this.handle = null;
-		this.owner = null;
-		if (released != null) {
-			released.close();
-		}
+		this.holds.remove(Thread.currentThread());
+		hold.handle.close();
 	}
 
-	/** Whether the current thread holds the lock (by this client's view of its lease). */
+	/** Whether the current thread holds the lock (its lease may have been lost since). */
 	public boolean isHeldByCurrentThread() {
-		return this.owner == Thread.currentThread();
+		return this.holds.containsKey(Thread.currentThread());
 	}
 
 	/** The handle of the current thread's hold, or {@code null} when it holds none. */
 	public @Nullable LockHandle handle() {
-		return isHeldByCurrentThread() ? this.handle : null;
+		Hold hold = this.holds.get(Thread.currentThread());
+		return (hold != null) ? hold.handle : null;
 	}
 
 	/** Not supported: a distributed lock has no condition queue. */
@@ -189,18 +190,27 @@ public final class ThreadOwnedLock implements Lock {
 				"Conditions are not supported by the distributed lock '" + this.key + "'");
 	}
 
+	/**
+	 * Enters the current thread's hold once more, if it has one.
+	 * @throws LockLostException if its lease was lost while held: the hold stays until
+	 * {@link #unlock()} (which reports the loss), so that no call takes a lost lock for a
+	 * held one
+	 */
 	private boolean reenter() {
-		if (this.owner == Thread.currentThread()) {
-			this.holds++;
-			return true;
+		Hold hold = this.holds.get(Thread.currentThread());
+		if (hold == null) {
+			return false;
 		}
-		return false;
+		if (!hold.handle.isHeld()) {
+			throw new LockLostException(this.key,
+					"the lease was lost while this thread held the lock; unlock() ends the hold");
+		}
+		hold.count++;
+		return true;
 	}
 
 	private boolean held(LockHandle acquired) {
-		this.handle = acquired;
-		this.holds = 1;
-		this.owner = Thread.currentThread();
+		this.holds.put(Thread.currentThread(), new Hold(acquired));
 		return true;
 	}
 
@@ -210,8 +220,21 @@ public final class ThreadOwnedLock implements Lock {
 
 	@Override
 	public String toString() {
-		Thread holder = this.owner;
-		return "ThreadOwnedLock[" + this.key + ", " + ((holder != null) ? "held by " + holder.getName() : "free") + "]";
+		List<String> holders = this.holds.keySet().stream().map(Thread::getName).toList();
+		return "ThreadOwnedLock[" + this.key + ", " + (holders.isEmpty() ? "free" : "held by " + holders) + "]";
+	}
+
+	/** One thread's hold: its handle and re-entries; read and written by that thread. */
+	private static final class Hold {
+
+		private final LockHandle handle;
+
+		private int count = 1;
+
+		Hold(LockHandle handle) {
+			this.handle = handle;
+		}
+
 	}
 
 }

@@ -138,6 +138,11 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 				!this.settings.fixedLease(), this.settings.minHoldNanos(), throwOnTimeout);
 	}
 
+	/** The lease of this copy's locks: its fixed lease, or the watchdog's lease. */
+	public Duration leaseTime() {
+		return this.settings.leaseTime();
+	}
+
 	@Override
 	public Lock asLock(String key) {
 		this.settings.lockId(key);
