@@ -81,8 +81,9 @@ public interface LockTemplate {
 	 * {@link UnsupportedOperationException}. The lease is this template's (a watchdog
 	 * lease, renewed until {@code unlock()}, unless {@link #withLeaseTime(Duration)}
 	 * fixed it). Redis trouble fails every method at once with a {@link LockException},
-	 * as the template's own methods do; an {@code unlock()} whose lease was lost while
-	 * held throws {@link LockLostException}.
+	 * as the template's own methods do. When the lease is lost while held, a re-entry by
+	 * the holder throws {@link LockLostException}, and so does the {@code unlock()} that
+	 * ends that hold.
 	 * @throws LockKeyException if the key is {@code null}, empty or too long
 	 */
 	Lock asLock(String key);
