@@ -72,22 +72,24 @@ class SchedulerLockJobsTests {
 				runs.stop();
 				long acquired = acquisitions(first, "acquired") + acquisitions(second, "acquired");
 				long skipped = acquisitions(first, "skipped") + acquisitions(second, "skipped");
-				System.out.printf(
-						"@SchedulerLock job every 20 ms on 2 instances: %d runs (instance 1: %d, instance 2: %d); "
-								+ "overlaps %d, LockAssert failures %d, fencing tokens out of order %d, "
-								+ "endpoint checks %d; lockstep.acquire{lock=report}: %d acquired, %d skipped%n",
-						runs.total.get(), runs.byInstance[1].get(), runs.byInstance[2].get(), runs.overlaps.get(),
-						runs.unlocked.get(), runs.tokensOutOfOrder.get(), runs.endpointChecks.get(), acquired, skipped);
+				System.out
+					.printf("@SchedulerLock job every 20 ms on 2 instances: %d runs (instance 1: %d, instance 2: %d); "
+							+ "overlaps %d, LockAssert failures %d, fencing tokens out of order %d, "
+							+ "runs the locks endpoint did not list %d; lockstep.acquire{lock=report}: %d acquired, "
+							+ "%d skipped%n", runs.total.get(), runs.byInstance[1].get(), runs.byInstance[2].get(),
+							runs.overlaps.get(), runs.unlocked.get(), runs.tokensOutOfOrder.get(),
+							runs.endpointFailures.get(), acquired, skipped);
 				assertThat(runs.overlaps).hasValue(0);
 				assertThat(runs.unlocked).as("LockAssert.assertLocked() failures").hasValue(0);
 				assertThat(runs.tokensOutOfOrder).hasValue(0);
-				assertThat(runs.endpointFailures).hasValue(0);
-				assertThat(runs.endpointChecks).hasValue(runs.total.get());
+				assertThat(runs.endpointFailures).as("runs the locks endpoint did not list").hasValue(0);
 				assertThat(runs.byInstance[1].get()).isPositive();
 				assertThat(runs.byInstance[2].get()).isPositive();
 				assertThat(acquired).isGreaterThanOrEqualTo(RUNS);
 				assertThat(skipped).as("the instances met at the lock").isPositive();
-				assertThat(held(first) + held(second)).as("lockstep.held{lock=report}").isGreaterThanOrEqualTo(RUNS);
+				// a hold is timed at its release: the last run's may still be on its way
+				assertThat(held(first) + held(second)).as("lockstep.held{lock=report}")
+					.isGreaterThanOrEqualTo(RUNS - 1);
 				assertThat(first.getBean(MeterRegistry.class).find("lockstep.acquire").tag("lock", "shedlock").meters())
 					.as("reported under the job's name, not the key's namespace")
 					.isEmpty();
@@ -132,8 +134,6 @@ class SchedulerLockJobsTests {
 
 		final AtomicInteger tokensOutOfOrder = new AtomicInteger();
 
-		final AtomicInteger endpointChecks = new AtomicInteger();
-
 		final AtomicInteger endpointFailures = new AtomicInteger();
 
 		private volatile boolean stopped;
@@ -170,7 +170,6 @@ class SchedulerLockJobsTests {
 				System.out.println("locks endpoint did not list the job's lock: " + shown.get());
 				this.endpointFailures.incrementAndGet();
 			}
-			this.endpointChecks.incrementAndGet();
 			// the job's work: long enough for the other instance's attempts to meet it
 			TimeUnit.MILLISECONDS.sleep(10);
 			this.inside.decrementAndGet();
