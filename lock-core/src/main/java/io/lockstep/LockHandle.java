@@ -1,5 +1,7 @@
 package io.lockstep;
 
+import java.time.Duration;
+
 /**
  * A held distributed lock. The handle, not the thread, is the owner: it may be closed
  * from any thread. Closing is idempotent and never releases a lock that another owner
@@ -46,6 +48,25 @@ public interface LockHandle extends AutoCloseable {
 	 * @throws LockException if Redis cannot be reached
 	 */
 	void verifyHeld();
+
+	/**
+	 * Sets the lease to end {@code lease} from now, in the store (one round trip,
+	 * token-checked there like a renewal), never past {@code max-hold-time}: a longer
+	 * extension is cut at that cap. A fixed lease stays fixed (nothing renews it after
+	 * this); a watchdog lease goes on being renewed, and its renewals never end it before
+	 * the extension. A shorter {@code lease} than what remains shortens it. For a handle
+	 * on several keys, or one that re-entered keys of an outer acquisition, every key it
+	 * holds is extended.
+	 * @param lease the new lease, from now (within the bounds of a fixed lease, see
+	 * {@link LockTemplate#withLeaseTime(Duration)})
+	 * @return whether the lock is still held: {@code false} once released or lost, or
+	 * when the store found a key gone or held by another owner (the lease is then marked
+	 * lost and reported)
+	 * @throws LockException if Redis cannot be reached or does not answer within the
+	 * command timeout
+	 * @throws IllegalArgumentException if {@code lease} is {@code null} or out of range
+	 */
+	boolean extend(Duration lease);
 
 	/**
 	 * Releases the lock (for a reentrant acquisition: leaves one level). Idempotent.

@@ -3,6 +3,7 @@ package io.lockstep;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
+import java.util.concurrent.locks.Lock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -68,6 +69,24 @@ public interface LockTemplate {
 
 	/** Acquires the lock if it is free now, without waiting. */
 	Optional<LockHandle> tryAcquire(String key);
+
+	/**
+	 * A {@link Lock} view of the key, for code written against {@code Lock}: owned by the
+	 * thread that locks it and reentrant for that thread. {@code lock()} waits until it
+	 * gets the lock (this template's wait time does not apply),
+	 * {@code lockInterruptibly()} ends on interrupt with nothing held, {@code tryLock()}
+	 * does not wait and {@code tryLock(time, unit)} waits up to {@code time};
+	 * {@code unlock()} by a thread that does not hold it throws
+	 * {@link IllegalMonitorStateException}, and {@code newCondition()} throws
+	 * {@link UnsupportedOperationException}. The lease is this template's (a watchdog
+	 * lease, renewed until {@code unlock()}, unless {@link #withLeaseTime(Duration)}
+	 * fixed it). Redis trouble fails every method at once with a {@link LockException},
+	 * as the template's own methods do. When the lease is lost while held, a re-entry by
+	 * the holder throws {@link LockLostException}, and so does the {@code unlock()} that
+	 * ends that hold.
+	 * @throws LockKeyException if the key is {@code null}, empty or too long
+	 */
+	Lock asLock(String key);
 
 	/** Whether any owner (in any process) holds the key now. */
 	boolean isLocked(String key);

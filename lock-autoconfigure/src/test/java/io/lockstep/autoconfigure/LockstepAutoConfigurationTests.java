@@ -259,6 +259,11 @@ class LockstepAutoConfigurationTests {
 		}
 
 		@Override
+		public java.util.concurrent.locks.Lock asLock(String key) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
 		public boolean isLocked(String key) {
 			return false;
 		}

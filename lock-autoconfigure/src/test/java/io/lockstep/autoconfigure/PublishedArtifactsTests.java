@@ -54,7 +54,9 @@ class PublishedArtifactsTests {
 		assertThat(names.values()).allMatch((name) -> name.matches("io\\.lockstep(\\.[a-z]+)+"))
 			.doesNotHaveDuplicates();
 		assertThat(names).containsEntry("lockstep-core", "io.lockstep.core")
-			.containsEntry("lockstep-spring-boot-autoconfigure", "io.lockstep.autoconfigure");
+			.containsEntry("lockstep-spring-boot-autoconfigure", "io.lockstep.autoconfigure")
+			.containsEntry("lockstep-spring-integration", "io.lockstep.integration")
+			.containsEntry("lockstep-shedlock", "io.lockstep.shedlock");
 	}
 
 	/** The modules of the default build that install a jar, by artifactId. */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.locks.Lock;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockCallback;
@@ -79,6 +80,11 @@ public final class RedisLockTemplate implements LockTemplate, LockMonitor, AutoC
 	@Override
 	public Optional<LockHandle> tryAcquire(String key) {
 		return this.locks.tryAcquire(key);
+	}
+
+	@Override
+	public Lock asLock(String key) {
+		return this.locks.asLock(key);
 	}
 
 	@Override

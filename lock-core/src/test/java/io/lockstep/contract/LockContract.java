@@ -17,6 +17,7 @@ import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.Retried;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.redis.RedisLockTemplate;
@@ -248,6 +249,100 @@ abstract class LockContract {
 				closer.get(i).close();
 			}
 		}
+	}
+
+	@Test
+	void extendSetsTheLeaseInTheStoreAFixedLeaseStaysFixedAndAWatchdogLeaseGoesOnBeingRenewed(RedisFixture fixture)
+			throws Exception {
+		List<AutoCloseable> closer = new ArrayList<>();
+		try {
+			List<RedisLockTemplate> templates = templates(fixture, closer);
+			RedisLockTemplate first = templates.get(0);
+			RedisLockTemplate second = templates.get(1);
+			// a first connection can be slower than the command timeout on a loaded
+			// machine
+			for (RedisLockTemplate template : templates) {
+				Retried.call(() -> free(template, "contract:extend:warm-up"), Duration.ofSeconds(30),
+						Duration.ofMillis(50));
+			}
+
+			// a fixed lease: extended in the store, longer and then shorter
+			LockHandle fixed = first.withLeaseTime(Duration.ofSeconds(5)).acquire("contract:extend");
+			assertThat(fixed.extend(Duration.ofSeconds(20))).as("extend of a held lock").isTrue();
+			long longer = storedLeaseMillis("contract:extend");
+			assertThat(longer).as("the lease in the store after extend(20s)").isBetween(15_000L, 20_000L);
+			assertThat(fixed.extend(Duration.ofMillis(500))).isTrue();
+			long shorter = storedLeaseMillis("contract:extend");
+			assertThat(shorter).as("the lease in the store after extend(500ms)").isBetween(1L, 500L);
+			// it stays fixed: nothing renews it, and another client takes the key after
+			// it
+			long extended = System.nanoTime();
+			assertThat(Eventually.holds(Duration.ofSeconds(10), () -> free(second, "contract:extend")))
+				.as("free once the shortened fixed lease ran out")
+				.isTrue();
+			long freedAfter = (System.nanoTime() - extended) / 1_000_000;
+			assertThat(fixed.isHeld()).isFalse();
+			assertThat(fixed.extend(Duration.ofSeconds(5))).as("extend once the lease ran out").isFalse();
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(fixed::close);
+
+			// a key taken by another owner: extend is refused in the store, the lease
+			// lost
+			LockHandle gone = first.acquire("contract:extend:gone");
+			deleteFromOutside("contract:extend:gone");
+			try (LockHandle other = second.acquire("contract:extend:gone")) {
+				assertThat(gone.extend(Duration.ofSeconds(5))).as("extend of a key another owner holds").isFalse();
+				assertThat(gone.isHeld()).isFalse();
+				assertThat(other.isHeld()).as("the other owner's lock is untouched").isTrue();
+				assertThat(storedLeaseMillis("contract:extend:gone")).as("the other owner's lease, untouched")
+					.isGreaterThan(5_000L);
+			}
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(gone::close);
+
+			// a watchdog lease shortened to 300 ms goes on being renewed with its own
+			// lease
+			LockHandle renewed = first.acquire("contract:extend:watchdog");
+			assertThat(renewed.extend(Duration.ofMillis(300))).isTrue();
+			assertThat(storedLeaseMillis("contract:extend:watchdog")).isBetween(1L, 300L);
+			assertThat(Eventually.holds(Duration.ofSeconds(5),
+					() -> storedLeaseMillis("contract:extend:watchdog") > 1_000))
+				.as("renewed by the watchdog after the extension")
+				.isTrue();
+			assertThat(renewed.isHeld()).isTrue();
+			assertThat(free(second, "contract:extend:watchdog")).isFalse();
+			renewed.close();
+			assertThat(renewed.extend(Duration.ofSeconds(5))).as("extend after close").isFalse();
+			assertThat(free(second, "contract:extend:watchdog")).isTrue();
+
+			System.out.printf(
+					"contract on %s: extend set the stored lease to %d ms (asked 20 s), then %d ms (asked 500 ms); "
+							+ "the fixed lease ran out %d ms after; a watchdog lease went on being renewed%n",
+					topology(), longer, shorter, freedAfter);
+		}
+		finally {
+			for (int i = closer.size() - 1; i >= 0; i--) {
+				closer.get(i).close();
+			}
+		}
+	}
+
+	/**
+	 * The remaining lease of {@code key}'s lock in the store, in ms: the least over the
+	 * masters that hold it (a Redlock quorum's lease is its least), or -2 when none does;
+	 * its waiter queue and table are not the lock.
+	 */
+	private long storedLeaseMillis(String key) {
+		long least = Long.MAX_VALUE;
+		for (RedisNode master : masters()) {
+			@SuppressWarnings("unchecked")
+			List<Object> found = (List<Object>) master.call("KEYS", "lockstep:*" + key);
+			for (Object stored : found) {
+				String name = (String) stored;
+				if (!name.contains("__q:") && !name.contains("__w:")) {
+					least = Math.min(least, (Long) master.call("PTTL", (String) stored));
+				}
+			}
+		}
+		return (least == Long.MAX_VALUE) ? -2 : least;
 	}
 
 	/** Whether {@code key} is free for {@code locks} now (taken and released at once). */

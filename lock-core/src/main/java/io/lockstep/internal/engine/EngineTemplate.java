@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
@@ -14,6 +15,7 @@ import io.lockstep.LockInfo;
 import io.lockstep.LockMode;
 import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
+import io.lockstep.internal.ThreadOwnedLock;
 import io.lockstep.internal.transaction.LockRelease;
 
 import org.springframework.util.Assert;
@@ -133,6 +135,17 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 
 	private LockHandle acquire(LockId id, long waitNanos, boolean throwOnTimeout) {
 		return this.engine.acquire(id, this.settings.lockName(), waitNanos, this.settings.holdTerms(), throwOnTimeout);
+	}
+
+	/** The lease of this copy's locks: its fixed lease, or the watchdog's lease. */
+	public Duration leaseTime() {
+		return this.settings.leaseTime();
+	}
+
+	@Override
+	public Lock asLock(String key) {
+		this.settings.lockId(key);
+		return new ThreadOwnedLock(this, key);
 	}
 
 	@Override

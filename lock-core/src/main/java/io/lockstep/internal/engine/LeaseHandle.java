@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.lang.ref.Cleaner;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -143,6 +144,15 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	@Override
 	public void verifyHeld() {
 		this.releases.verify(this.parts);
+	}
+
+	@Override
+	public boolean extend(Duration lease) {
+		LockSettings.checkLease(lease, "lease");
+		if (this.closed.get()) {
+			return false;
+		}
+		return this.releases.extend(this.parts, lease.toNanos());
 	}
 
 	@Override

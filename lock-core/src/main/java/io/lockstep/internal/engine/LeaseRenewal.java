@@ -27,6 +27,17 @@ final class LeaseRenewal {
 	private volatile boolean capped;
 
 	/**
+	 * Until when the latest {@link #extended extension} set the lease ({@code nanoTime}),
+	 * or {@link #NOT_EXTENDED}: the watchdog's renewals never end the lease before it.
+	 */
+	private volatile long extendedUntilNanos = NOT_EXTENDED;
+
+	/** The send time of the latest extension, for a renewal confirmed after it. */
+	private volatile long extendedSentNanos = NOT_EXTENDED;
+
+	static final long NOT_EXTENDED = Long.MIN_VALUE;
+
+	/**
 	 * From the last renewal sent to the next: a third of the lease; a third of a shorter
 	 * first grant that the cap did not set (a hand-off's), until a renewal is confirmed.
 	 */
@@ -95,8 +106,42 @@ final class LeaseRenewal {
 		this.error = null;
 		this.periodNanos = this.leaseNanos / 3;
 		if (held) {
-			this.deadlineNanos = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
+			long deadline = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
+			// an extension sent after this renewal may have reached the storage before it
+			// (Redlock's nodes answer in any order): the earlier end is the safe one
+			boolean extendedSince = this.extendedSentNanos != NOT_EXTENDED && this.extendedSentNanos - sentNanos > 0;
+			this.deadlineNanos = extendedSince ? Math.min(this.deadlineNanos, deadline) : deadline;
 		}
+	}
+
+	/** Whether an extension set the lease. */
+	boolean extended() {
+		return this.extendedUntilNanos != NOT_EXTENDED;
+	}
+
+	/**
+	 * What a renewal sent at {@code sentNanos} asks for: the lease, or what remains of
+	 * the latest extension when that is longer.
+	 */
+	long renewalNanos(long sentNanos) {
+		long extended = this.extendedUntilNanos;
+		return (extended == NOT_EXTENDED) ? this.leaseNanos : Math.max(this.leaseNanos, extended - sentNanos);
+	}
+
+	/**
+	 * An extension sent at {@code sentNanos} set the lease to {@code grantedNanos} from
+	 * then: the deadline moves there (earlier, too), and a renewed lease is next renewed
+	 * a third of the shorter of the two leases later, never shortening the extension.
+	 * @param capped whether the max-hold cap limited the grant
+	 */
+	void extended(long sentNanos, long grantedNanos, boolean capped) {
+		this.extendedSentNanos = sentNanos;
+		this.extendedUntilNanos = sentNanos + grantedNanos;
+		this.deadlineNanos = sentNanos + grantedNanos - this.drift.applyAsLong(grantedNanos);
+		this.capped = this.capped || capped;
+		this.error = null;
+		this.lastSentNanos = sentNanos;
+		this.periodNanos = Math.min(grantedNanos, this.leaseNanos) / 3;
 	}
 
 	/** The renewal got no extension (max-hold reached); the deadline stays. */

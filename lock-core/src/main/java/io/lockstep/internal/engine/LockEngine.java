@@ -84,7 +84,7 @@ public final class LockEngine implements AutoCloseable {
 		this.waiters = new Waiters(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
 		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, keyPrefix,
-				this::asyncThreads);
+				this::asyncThreads, this.leases.watchdog());
 		this.context = new AcquireContext(storage.store(), storage.wakeUps(), this.waiters, this.observations,
 				this.leases, this.releases, this::asyncThreads,
 				(maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE);

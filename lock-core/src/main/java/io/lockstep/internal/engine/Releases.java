@@ -39,9 +39,12 @@ final class Releases {
 
 	private final Supplier<AsyncThreads> threads;
 
+	private final Extensions extensions;
+
 	Releases(LockStore store, Waiters waiters, LeaseEvents events, LockObservations observations, String keyPrefix,
-			Supplier<AsyncThreads> threads) {
+			Supplier<AsyncThreads> threads, Watchdog watchdog) {
 		this.store = store;
+		this.extensions = new Extensions(store, watchdog);
 		this.waiters = waiters;
 		this.events = events;
 		this.observations = observations;
@@ -217,6 +220,15 @@ final class Releases {
 			logger.debug("Not sending {} of '{}' again: the lock client is closed", request.mode(),
 					request.id().display());
 		}
+	}
+
+	/**
+	 * Sets every lease to end {@code leaseNanos} from now (never past its max-hold cap);
+	 * see {@link Extensions#extend}.
+	 * @return whether every lease is still held
+	 */
+	boolean extend(List<Lease> parts, long leaseNanos) {
+		return this.extensions.extend(parts, leaseNanos);
 	}
 
 	/**

@@ -149,8 +149,9 @@ final class Watchdog implements AutoCloseable {
 	private void renew(List<Lease> batch, long sentNanos) {
 		List<LockStore.Renewal> renewals = new ArrayList<>(batch.size());
 		for (Lease lease : batch) {
-			long grant = Math.min(lease.leaseNanos(), lease.capNanos() - sentNanos);
-			lease.renewal().sent(sentNanos, grant < lease.leaseNanos());
+			long wanted = lease.renewal().renewalNanos(sentNanos);
+			long grant = Math.min(wanted, lease.capNanos() - sentNanos);
+			lease.renewal().sent(sentNanos, grant < wanted);
 			renewals.add(new LockStore.Renewal(lease.id(), lease.owner(),
 					Math.max(1, TimeUnit.NANOSECONDS.toMillis(grant))));
 		}
@@ -207,9 +208,10 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	private String expiryReason(Lease lease, long now) {
-		if (!lease.renewed()) {
+		boolean cappedExtension = lease.renewal().extended() && lease.renewal().capped();
+		if (!lease.renewed() && !cappedExtension) {
 			return "its fixed lease of " + DurationFormat.format(Duration.ofNanos(lease.leaseNanos()))
-					+ " ran out while held";
+					+ (lease.renewal().extended() ? ", extended," : "") + " ran out while held";
 		}
 		if (lease.renewal().capped()) {
 			return "max-hold-time of "

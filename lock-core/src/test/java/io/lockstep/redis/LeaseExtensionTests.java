@@ -1,0 +1,136 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+
+import io.lettuce.core.RedisClient;
+import io.lockstep.LockException;
+import io.lockstep.LockHandle;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * {@link LockHandle#extend(Duration)} on a single master beyond the contract (see
+ * {@code LockContract}): the watchdog's renewals never end an extension early, the
+ * max-hold cap bounds it, bad input and an unreachable Redis fail clearly.
+ */
+@RedisTest
+class LeaseExtensionTests {
+
+	private static final Duration LEASE = Duration.ofMillis(600);
+
+	private final RedisNode redis;
+
+	private RedisClient client;
+
+	LeaseExtensionTests(RedisNode redis) {
+		this.redis = redis;
+	}
+
+	@BeforeEach
+	void connect() {
+		this.client = TestLocks.client(this.redis);
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.client.shutdown();
+	}
+
+	@Test
+	void watchdogRenewalsNeverEndAnExtensionEarly() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client)
+			.leaseTime(LEASE)
+			.commandTimeout(Duration.ofMillis(200))
+			.build()) {
+			TestLocks.warmUp(locks);
+			try (LockHandle lock = locks.acquire("job:extended")) {
+				assertThat(lock.extend(Duration.ofSeconds(10))).isTrue();
+				// five renewal periods of the 600 ms watchdog lease
+				TestLocks.eventually(LEASE.multipliedBy(5).dividedBy(3), () -> false);
+				long left = (Long) this.redis.call("PTTL", "lockstep:job:extended");
+				System.out.printf("extend(10s) on a 600 ms watchdog lease: %d ms left after 1 s of renewals%n", left);
+				assertThat(left).as("the stored lease after the watchdog's renewals").isGreaterThan(7_000L);
+				assertThat(lock.isHeld()).isTrue();
+			}
+			assertThat(this.redis.call("PTTL", "lockstep:job:extended")).as("released at close").isEqualTo(-2L);
+		}
+	}
+
+	@Test
+	void extendNeverPassesTheMaxHoldCapAndAnswersWhetherStillHeld() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client)
+			.leaseTime(LEASE)
+			.commandTimeout(Duration.ofMillis(200))
+			.maxHoldTime(Duration.ofMillis(1500))
+			.build()) {
+			TestLocks.warmUp(locks);
+			LockHandle renewed = locks.acquire("job:capped");
+			LockHandle fixed = locks.withLeaseTime(Duration.ofMillis(500)).acquire("job:capped-fixed");
+			assertThat(renewed.extend(Duration.ofDays(1))).as("an extension cut at the cap is still held").isTrue();
+			assertThat(fixed.extend(Duration.ofHours(1))).isTrue();
+			long renewedLeft = (Long) this.redis.call("PTTL", "lockstep:job:capped");
+			long fixedLeft = (Long) this.redis.call("PTTL", "lockstep:job:capped-fixed");
+			System.out.printf("extend past max-hold-time 1500ms: %d ms and %d ms left in Redis%n", renewedLeft,
+					fixedLeft);
+			assertThat(renewedLeft).isBetween(1L, 1500L);
+			assertThat(fixedLeft).isBetween(1L, 1500L);
+			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !renewed.isHeld() && !fixed.isHeld()))
+				.as("not held once the cap passed")
+				.isTrue();
+			assertThat(renewed.extend(Duration.ofSeconds(5))).as("extend after the cap").isFalse();
+			assertThat(fixed.extend(Duration.ofSeconds(5))).isFalse();
+			// the local deadline is conservative: the key goes a few ms later
+			assertThat(TestLocks.eventually(Duration.ofSeconds(2),
+					() -> Long.valueOf(-2).equals(this.redis.call("PTTL", "lockstep:job:capped"))))
+				.as("the key gone by the cap")
+				.isTrue();
+		}
+	}
+
+	@Test
+	void extendRejectsAMissingOrOutOfRangeLease() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client).build();
+				LockHandle lock = locks.acquire("job:bad-extend")) {
+			assertThatIllegalArgumentException().isThrownBy(() -> lock.extend(null)).withMessageContaining("'lease'");
+			assertThatIllegalArgumentException().isThrownBy(() -> lock.extend(Duration.ZERO))
+				.withMessageContaining("'lease' must be between");
+			assertThatIllegalArgumentException().isThrownBy(() -> lock.extend(Duration.ofDays(2)))
+				.withMessageContaining("'lease' must be between");
+			assertThat(lock.isHeld()).isTrue();
+		}
+	}
+
+	@Test
+	void extendFailsWithinTheCommandTimeoutWhileRedisDoesNotAnswer() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client)
+			.leaseTime(Duration.ofSeconds(30))
+			.commandTimeout(Duration.ofMillis(300))
+			.build()) {
+			TestLocks.warmUp(locks);
+			LockHandle lock = locks.withLeaseTime(Duration.ofSeconds(30)).acquire("job:paused");
+			this.redis.pause();
+			long started = System.nanoTime();
+			try {
+				assertThatExceptionOfType(LockException.class).isThrownBy(() -> lock.extend(Duration.ofSeconds(60)))
+					.withMessageContaining("no answer within 300ms");
+			}
+			finally {
+				this.redis.resume();
+			}
+			long tookMillis = (System.nanoTime() - started) / 1_000_000;
+			System.out.printf("extend while Redis was paused: LockException after %d ms (command timeout 300 ms)%n",
+					tookMillis);
+			assertThat(tookMillis).isLessThan(3_000L);
+			assertThat(lock.isHeld()).as("still held by its lease").isTrue();
+			lock.close();
+		}
+	}
+
+}
