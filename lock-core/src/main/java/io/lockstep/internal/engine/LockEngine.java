@@ -131,6 +131,26 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * A handle on every key of {@code id} for a subscription that holds some of them in
+	 * {@code outer} and acquired the others in {@code acquired}: the outer's leases of
+	 * those keys, entered once more, and the acquired ones, whose own handle passes its
+	 * entry on (closing it releases nothing). Bound to no thread, like
+	 * {@link #acquireAsync}; closing it leaves the outer's leases held.
+	 */
+	LeaseHandle widened(LockId id, LeaseHandle outer, LeaseHandle acquired) {
+		List<Lease> parts = new ArrayList<>();
+		for (Lease lease : outer.parts()) {
+			if (lease.id().keys().stream().anyMatch(id.keys()::contains)) {
+				parts.add(lease);
+			}
+		}
+		parts.addAll(acquired.parts());
+		LeaseHandle widened = new LeaseHandle(this.releases, id, parts, false);
+		acquired.close();
+		return widened;
+	}
+
+	/**
 	 * Acquires the lock without blocking the caller and without a thread of its own while
 	 * it waits (see {@link AsyncAcquirer}); no reentrancy (no call context). The handle
 	 * is not bound to any thread: it is renewed until closed, never interrupts, and tells

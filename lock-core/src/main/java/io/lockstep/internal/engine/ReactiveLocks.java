@@ -125,20 +125,24 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 				}
 				return Flux.from(work.apply(held));
 			}
+			Mono<LeaseHandle> handle = acquire(id, waitNanos, skips);
 			if (outer instanceof LeaseHandle held && this.engine.owns(held) && held.isHeld()
 					&& id.keys().stream().anyMatch(held.keys()::contains)) {
-				// waiting for the missing keys while holding the others would wait for
-				// itself until the wait time ends; fail at once instead
+				// it holds some of the keys: acquires only the others, as a blocking call
+				// does
+				try {
+					held.checkReentry(id);
+				}
+				catch (LockException ex) {
+					return Flux.error(ex);
+				}
 				List<String> missing = id.keys().stream().filter((key) -> !held.keys().contains(key)).toList();
-				return Flux.error(new LockException("Lock '" + id.display() + "': this subscription holds "
-						+ held.keys().stream().filter(id.keys()::contains).toList()
-						+ " already; a reactive lock on more keys than its subscription holds is not supported "
-						+ "(lock every key in the outer call, or " + missing + " outside it)"));
+				handle = acquire(id.withKeys(missing), waitNanos, skips)
+					.map((acquired) -> this.engine.widened(id, held, acquired));
 			}
 			return Flux
-				.usingWhen(acquire(id, waitNanos, skips), (handle) -> guarded(handle, work),
-						(handle) -> Mono.fromFuture(handle.closeAsync()),
-						(handle, error) -> quietly(handle.closeAsync()), (handle) -> quietly(handle.closeAsync()))
+				.usingWhen(handle, (lock) -> guarded(lock, work), (lock) -> Mono.fromFuture(lock.closeAsync()),
+						(lock, error) -> quietly(lock.closeAsync()), (lock) -> quietly(lock.closeAsync()))
 				.onErrorResume(NotAcquired.class, (ex) -> notAcquired.apply(ex.exception));
 		});
 	}
