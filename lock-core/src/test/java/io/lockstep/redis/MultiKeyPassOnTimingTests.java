@@ -35,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @RedisTest
 class MultiKeyPassOnTimingTests {
 
-	private static final int RUNS = 4;
+	private static final int RUNS = 2;
 
 	private static final int ROUNDS = 5;
 
