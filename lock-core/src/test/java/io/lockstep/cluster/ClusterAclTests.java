@@ -40,14 +40,21 @@ class ClusterAclTests {
 
 	@Test
 	void theDocumentedClusterRulesAreEnough(RedisFixture fixture) throws Exception {
-		if (!fixture.redisVersion().matches(".*v=([7-9]|\\d\\d)\\..*")) {
-			System.out.printf("NOTE: the Cluster ACL rules are NOT tested in this run: the redis-server found is %s, "
-					+ "and they name Redis 7 commands%n", fixture.redisVersion());
+		Cluster cluster = fixture.cluster(3, 0);
+		// the rules name Redis 7 commands: the server says whether it knows them (Valkey
+		// 8 reports redis_version:7.2.4, so its version string would prove nothing)
+		List<String> unknown = Stream.of(RULES)
+			.filter((rule) -> rule.startsWith("+") && !rule.contains("|") && !rule.startsWith("+@"))
+			.map((rule) -> rule.substring(1))
+			.filter((command) -> !cluster.masters().get(0).hasCommand(command))
+			.toList();
+		if (!unknown.isEmpty()) {
+			System.out.printf("NOTE: the Cluster ACL rules are NOT tested in this run: %s does not know %s%n",
+					cluster.masters().get(0).server(), unknown);
 			return;
 		}
-		System.out.printf("The Cluster ACL rules of docs/redis-acl.md on %s: %s%n", fixture.redisVersion(),
+		System.out.printf("The Cluster ACL rules of docs/redis-acl.md on %s: %s%n", cluster.masters().get(0).server(),
 				String.join(" ", RULES));
-		Cluster cluster = fixture.cluster(3, 0);
 		for (RedisNode node : cluster.masters()) {
 			List<String> command = new ArrayList<>(List.of("ACL", "SETUSER", "locker", "on", ">secret"));
 			command.addAll(List.of(RULES));
