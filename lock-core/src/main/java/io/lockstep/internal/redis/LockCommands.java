@@ -178,6 +178,28 @@ public final class LockCommands implements AutoCloseable {
 				"confirm replication (WAIT)");
 	}
 
+	/**
+	 * Whether the server runs {@code SPUBLISH} (sharded pub/sub): asks it, with a message
+	 * to a channel nobody hears, rather than reading a version string (Valkey 8 reports
+	 * {@code redis_version:7.2.4}). An error reply (an unknown command, or a command the
+	 * ACL refuses) is {@code false}, with its text in {@code why}.
+	 * @throws io.lockstep.LockException when the server does not answer in time
+	 */
+	public boolean runsSpublish(String channel, Consumer<String> why) {
+		try {
+			await(this.connection.send((commands) -> commands.spublish(channel.getBytes(StandardCharsets.UTF_8),
+					new byte[0])), "publish a sharded message");
+			return true;
+		}
+		catch (LockException ex) {
+			if (refused(ex)) {
+				why.accept(ex.getMessage());
+				return false;
+			}
+			throw ex;
+		}
+	}
+
 	/** The {@code redis_version} of the server (in a Cluster: of the node asked). */
 	public String serverVersion() {
 		String info = await(this.connection.send((commands) -> commands.info("server")), "report its version");
