@@ -302,19 +302,24 @@ class RedisClientsTests {
 
 	@Test
 	void failsStartUpNamingWhatIsMissingWithoutConnectionDetails(RedisNode redis) {
+		// Lockstep cannot read where Redisson's factory points (it can a Jedis factory's)
+		Config redisson = new Config();
+		redisson.useSingleServer().setAddress("redis://127.0.0.1:" + redis.port());
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
-			.withBean(RedisConnectionFactory.class, () -> new JedisConnectionFactory())
+			.withBean(RedisConnectionFactory.class, () -> new RedissonConnectionFactory(redisson))
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("JedisConnectionFactory")
+				.hasMessageContaining("RedissonConnectionFactory")
 				.hasMessageContaining("DataRedisConnectionDetails"));
 	}
 
 	@Test
-	void failsStartUpNamingConnectionDetailsThatNameNoServer() {
+	void failsStartUpNamingConnectionDetailsThatNameNoServer(RedisNode redis) {
+		Config redisson = new Config();
+		redisson.useSingleServer().setAddress("redis://127.0.0.1:" + redis.port());
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
-			.withBean(RedisConnectionFactory.class, () -> new JedisConnectionFactory())
+			.withBean(RedisConnectionFactory.class, () -> new RedissonConnectionFactory(redisson))
 			.withBean(DataRedisConnectionDetails.class, NoServerConnectionDetails::new)
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
