@@ -95,6 +95,11 @@ public final class LockstepAutoConfiguration {
 		return new UnusedLockNames(properties);
 	}
 
+	@Bean
+	LockClientWarmUp lockstepLockClientWarmUp(ObjectProvider<LockTemplate> locks) {
+		return new LockClientWarmUp(locks);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 	@ConditionalOnBean(RedisConnectionFactory.class)
