@@ -73,7 +73,8 @@ final class KeyExpressionHints {
 			ResolvableType type = ResolvableType.forMethodParameter(method, i, targetClass);
 			this.variables.put("p" + i, type);
 			this.variables.put("a" + i, type);
-			if (names != null) {
+			// a suspend fun's continuation has no name: fewer names than parameters
+			if (names != null && i < names.length) {
 				this.variables.put(names[i], type);
 			}
 		}
@@ -100,7 +101,16 @@ final class KeyExpressionHints {
 		KeyExpressionHints check = new KeyExpressionHints(new RuntimeHints().reflection(), method, targetClass,
 				(name) -> null);
 		check.strict = true;
-		check.walk(ast, ROOT, ROOT);
+		try {
+			check.walk(ast, ROOT, ROOT);
+		}
+		catch (MissingMember ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			// the check is a help: a type it cannot follow is left to run time, never a
+			// failed start
+		}
 	}
 
 	/**
@@ -248,7 +258,7 @@ final class KeyExpressionHints {
 			}
 		}
 		if (this.strict && closed(type)) {
-			throw new IllegalArgumentException(
+			throw new MissingMember(
 					"reads '" + name + "' on " + type.getName() + ", which has no such property (no public get"
 							+ StringUtils.capitalize(name) + "(), " + "is" + StringUtils.capitalize(name) + "() or "
 							+ name + "() method and no public field '" + name + "'); every call would fail");
@@ -311,8 +321,8 @@ final class KeyExpressionHints {
 			}
 		}
 		if (count == 0 && this.strict && closed(type)) {
-			throw new IllegalArgumentException("calls '" + name + "' with " + arguments + " argument(s) on "
-					+ type.getName() + ", which has no such public method; every call would fail");
+			throw new MissingMember("calls '" + name + "' with " + arguments + " argument(s) on " + type.getName()
+					+ ", which has no such public method; every call would fail");
 		}
 		return (count == 1 && found != null) ? ResolvableType.forMethodParameter(new MethodParameter(found, -1), owner)
 				: NONE;
@@ -336,6 +346,17 @@ final class KeyExpressionHints {
 
 	private static boolean same(ResolvableType first, ResolvableType second) {
 		return first.resolve() != null && first.resolve() == second.resolve();
+	}
+
+	/** A member that the type of a parameter cannot have. */
+	private static final class MissingMember extends IllegalArgumentException {
+
+		private static final long serialVersionUID = 1L;
+
+		MissingMember(String message) {
+			super(message);
+		}
+
 	}
 
 }
