@@ -317,6 +317,31 @@ class ReactiveLockTests {
 		}
 	}
 
+	/**
+	 * A reactive lock on more keys than its subscription holds fails at once, naming the
+	 * keys, instead of waiting for itself until its wait time ends.
+	 */
+	@Test
+	void aReactiveLockOnMoreKeysThanTheSubscriptionHoldsFailsAtOnce() {
+		try (RedisLockTemplate blocking = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(3)).build()) {
+			ReactiveLockTemplate locks = ReactiveLocks.of(blocking);
+			long start = System.nanoTime();
+			StepVerifier
+				.create(locks.execute("order:9",
+						(outer) -> locks.executeAll(List.of("order:9", "order:10"), (inner) -> Mono.just(1))))
+				.expectErrorSatisfies((error) -> assertThat(error).isExactlyInstanceOf(LockException.class)
+					.hasMessageContaining("lockstep:order:9")
+					.hasMessageContaining("not supported"))
+				.verify(Duration.ofSeconds(10));
+			long millis = (System.nanoTime() - start) / 1_000_000;
+			System.out.printf("reactive superset: failed after %d ms (wait time 3 s)%n", millis);
+			assertThat(millis).isLessThan(1_500);
+			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
+					() -> this.probe.exists("lockstep:order:9") == 0))
+				.isTrue();
+		}
+	}
+
 	@Test
 	void anErrorOfTheWorkReleasesTheLockAndReachesTheSubscriber() {
 		try (RedisLockTemplate blocking = TestLocks.builder(this.client).build()) {

@@ -2,6 +2,7 @@ package io.lockstep.internal.engine;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -124,6 +125,16 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 				}
 				return Flux.from(work.apply(held));
 			}
+			if (outer instanceof LeaseHandle held && this.engine.owns(held) && held.isHeld()
+					&& id.keys().stream().anyMatch(held.keys()::contains)) {
+				// waiting for the missing keys while holding the others would wait for
+				// itself until the wait time ends; fail at once instead
+				List<String> missing = id.keys().stream().filter((key) -> !held.keys().contains(key)).toList();
+				return Flux.error(new LockException("Lock '" + id.display() + "': this subscription holds "
+						+ held.keys().stream().filter(id.keys()::contains).toList()
+						+ " already; a reactive lock on more keys than its subscription holds is not supported "
+						+ "(lock every key in the outer call, or " + missing + " outside it)"));
+			}
 			return Flux
 				.usingWhen(acquire(id, waitNanos, skips), (handle) -> guarded(handle, work),
 						(handle) -> Mono.fromFuture(handle.closeAsync()),
@@ -166,8 +177,7 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 		return Mono.create((sink) -> {
 			long start = System.nanoTime();
 			CompletableFuture<LeaseHandle> acquisition = this.engine.acquireAsync(id, this.settings.lockName(),
-					waitNanos, this.settings.leaseTime().toNanos(), !this.settings.fixedLease(),
-					this.settings.minHoldNanos(), skips);
+					waitNanos, this.settings.holdTerms(), skips);
 			sink.onCancel(() -> {
 				if (!acquisition.cancel(false)) {
 					// granted just before the cancel: the subscriber will not release it
