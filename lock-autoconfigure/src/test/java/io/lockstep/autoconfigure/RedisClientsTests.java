@@ -183,10 +183,11 @@ class RedisClientsTests {
 				.run((context) -> {
 					assertThat(context).hasNotFailed();
 					LockTemplate locks = context.getBean(LockTemplate.class);
-					int before = tls.handshakes();
+					// the lock client connects while the context starts
+					// (LockClientWarmUp)
+					assertThat(tls.handshakes()).as("TLS handshakes of Lockstep's own client at start-up").isPositive();
 					Object held = locks.execute("tls", (lock) -> redis.call("EXISTS", lock.key()));
-					assertThat(held).as("lock key on the server while held").isEqualTo(1L);
-					assertThat(tls.handshakes()).as("TLS handshakes of Lockstep's own client").isGreaterThan(before);
+					assertThat(held).as("lock key on the server while held, through the TLS front").isEqualTo(1L);
 				});
 		}
 	}
