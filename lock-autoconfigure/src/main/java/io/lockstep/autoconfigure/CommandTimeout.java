@@ -28,8 +28,9 @@ final class CommandTimeout {
 	/**
 	 * @param redisTimeout {@code spring.data.redis.timeout}, or {@code null} when not set
 	 * or not applicable (Redlock)
-	 * @throws LockConfigurationException if {@code lockstep.command-timeout} is not
-	 * positive, longer than a minute or longer than a third of the shortest lease
+	 * @throws LockConfigurationException if {@code lockstep.command-timeout} is longer
+	 * than a third of the shortest lease (its range, up to a minute, is checked when the
+	 * properties are bound)
 	 */
 	static Duration of(LockstepProperties properties, @Nullable Duration redisTimeout) {
 		Duration shortest = properties.getLeaseTime();
@@ -53,13 +54,6 @@ final class CommandTimeout {
 
 	private static Duration checked(Duration configured, Duration third, String shortestName, Duration shortest) {
 		String value = DurationFormat.format(configured);
-		if (configured.isNegative() || configured.isZero() || configured.compareTo(MAX) > 0) {
-			throw new LockConfigurationException(
-					"lockstep.command-timeout must be positive and at most " + DurationFormat.format(MAX) + ", got "
-							+ value,
-					"Set lockstep.command-timeout to a positive duration such as 500ms, or remove it to follow "
-							+ "spring.data.redis.timeout (else 2s).");
-		}
 		if (configured.compareTo(third) > 0) {
 			throw new LockConfigurationException(
 					"lockstep.command-timeout (" + value + ") must not exceed a third of the shortest lease, "

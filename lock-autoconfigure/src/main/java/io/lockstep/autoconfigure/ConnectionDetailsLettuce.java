@@ -1,6 +1,7 @@
 package io.lockstep.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -15,7 +16,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.ssl.SslBundle;
+import org.springframework.data.redis.connection.NamedNode;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisNode;
 import org.springframework.data.redis.connection.RedisPassword;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
@@ -53,32 +56,63 @@ final class ConnectionDetailsLettuce {
 					+ ": point spring.data.redis.host/port (or a DataRedisConnectionDetails bean) at the master, "
 					+ "or use Sentinel");
 		}
-		LettuceClientConfiguration client = clientConfiguration(details, cluster != null, properties);
+		boolean ssl = properties != null && properties.getUrl() != null && properties.getUrl().startsWith("rediss://");
+		return connectionFactory(target(details), details.getSslBundle(), ssl, properties);
+	}
+
+	/**
+	 * A factory on the given server, Sentinels or Cluster (Spring Data Redis'
+	 * configuration, as another client's factory of the application holds it).
+	 * @param bundle the SSL bundle, or {@code null}
+	 * @param ssl whether to use TLS without a bundle (the JVM's trust store)
+	 */
+	static LettuceConnectionFactory connectionFactory(RedisConfiguration target, @Nullable SslBundle bundle,
+			boolean ssl, @Nullable DataRedisProperties properties) {
+		LettuceClientConfiguration client = clientConfiguration(bundle, ssl,
+				target instanceof RedisClusterConfiguration, properties);
+		if (target instanceof RedisSentinelConfiguration sentinel) {
+			return new LettuceConnectionFactory(sentinel, client);
+		}
+		if (target instanceof RedisClusterConfiguration cluster) {
+			return new LettuceConnectionFactory(cluster, client);
+		}
+		return new LettuceConnectionFactory((RedisStandaloneConfiguration) target, client);
+	}
+
+	/** Where the connection details point: Sentinel, else Cluster, else standalone. */
+	static RedisConfiguration target(DataRedisConnectionDetails details) {
+		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
 		if (sentinel != null) {
-			return new LettuceConnectionFactory(sentinel(details, sentinel), client);
+			return sentinel(details, sentinel);
 		}
+		DataRedisConnectionDetails.Cluster cluster = details.getCluster();
 		if (cluster != null) {
-			return new LettuceConnectionFactory(cluster(details, cluster), client);
+			return cluster(details, cluster);
 		}
-		return new LettuceConnectionFactory(standalone(details), client);
+		return standalone(details);
 	}
 
 	/** Where the client connects, for the log. */
 	static String describe(DataRedisConnectionDetails details) {
 		String ssl = (details.getSslBundle() != null) ? " over TLS" : "";
-		DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
-		if (sentinel != null) {
-			return "master '" + sentinel.getMaster() + "' of the Sentinels " + nodes(sentinel.getNodes()) + ssl;
-		}
-		DataRedisConnectionDetails.Cluster cluster = details.getCluster();
-		if (cluster != null) {
-			return "the Redis Cluster of " + nodes(cluster.getNodes()) + ssl;
-		}
-		DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
-		if (standalone == null) {
+		if (details.getSentinel() == null && details.getCluster() == null && details.getStandalone() == null) {
 			return "nowhere (the connection details name no server)";
 		}
-		return standalone.getHost() + ":" + standalone.getPort() + " (database " + standalone.getDatabase() + ")" + ssl;
+		return describe(target(details)) + ssl;
+	}
+
+	/** A server, Sentinels or Cluster, for the log. */
+	static String describe(RedisConfiguration target) {
+		if (target instanceof RedisSentinelConfiguration sentinel) {
+			NamedNode master = sentinel.getMaster();
+			return "master '" + ((master != null) ? master.getName() : "?") + "' of the Sentinels "
+					+ describeNodes(sentinel.getSentinels());
+		}
+		if (target instanceof RedisClusterConfiguration cluster) {
+			return "the Redis Cluster of " + describeNodes(cluster.getClusterNodes());
+		}
+		RedisStandaloneConfiguration standalone = (RedisStandaloneConfiguration) target;
+		return standalone.getHostName() + ":" + standalone.getPort() + " (database " + standalone.getDatabase() + ")";
 	}
 
 	private static RedisStandaloneConfiguration standalone(DataRedisConnectionDetails details) {
@@ -117,16 +151,15 @@ final class ConnectionDetailsLettuce {
 		return configuration;
 	}
 
-	private static LettuceClientConfiguration clientConfiguration(DataRedisConnectionDetails details, boolean cluster,
-			@Nullable DataRedisProperties properties) {
+	private static LettuceClientConfiguration clientConfiguration(@Nullable SslBundle bundle, boolean ssl,
+			boolean cluster, @Nullable DataRedisProperties properties) {
 		LettuceClientConfiguration.LettuceClientConfigurationBuilder builder = LettuceClientConfiguration.builder();
 		ClientOptions.Builder options = cluster ? clusterOptions(properties) : ClientOptions.builder();
-		SslBundle bundle = details.getSslBundle();
 		if (bundle != null) {
 			builder.useSsl();
 			options.sslOptions(sslOptions(bundle));
 		}
-		else if (properties != null && properties.getUrl() != null && properties.getUrl().startsWith("rediss://")) {
+		else if (ssl) {
 			builder.useSsl();
 		}
 		if (properties != null) {
@@ -172,6 +205,12 @@ final class ConnectionDetailsLettuce {
 
 	private static List<RedisNode> redisNodes(List<DataRedisConnectionDetails.Node> nodes) {
 		return nodes.stream().map((node) -> new RedisNode(node.host(), node.port())).toList();
+	}
+
+	private static String describeNodes(Iterable<RedisNode> nodes) {
+		List<String> names = new ArrayList<>();
+		nodes.forEach((node) -> names.add(node.getHost() + ":" + node.getPort()));
+		return names.toString();
 	}
 
 	private static String nodes(List<DataRedisConnectionDetails.Node> nodes) {

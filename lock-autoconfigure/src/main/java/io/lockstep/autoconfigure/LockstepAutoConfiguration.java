@@ -46,17 +46,20 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * {@link AutoConfiguration Auto-configuration} of Lockstep: a {@link RedisLockTemplate}
  * on the Lettuce client of the application's {@link RedisConnectionFactory} (or, when
- * that factory is not Lettuce's, on a Lettuce client of Lockstep's own opened from Spring
- * Boot's {@link DataRedisConnectionDetails} and closed with the context) or, when
- * {@code lockstep.redlock.nodes} lists independent masters, on Redlock across them; the
- * {@code @DistributedLock} advice, and the transaction guard. With
+ * that factory is not Lettuce's, on a Lettuce client of Lockstep's own opened where a
+ * Jedis factory points, else from Spring Boot's {@link DataRedisConnectionDetails}, and
+ * closed with the context; without lettuce-core start-up fails saying what Lockstep
+ * needs) or, when {@code lockstep.redlock.nodes} lists independent masters, on Redlock
+ * across them; the {@code @DistributedLock} advice, and the transaction guard. With
  * {@code lockstep.enabled=false} the template is a JVM-local {@link LocalLockTemplate}
  * (no Redis; one WARN says locks are not distributed), so applications and tests keep
  * working. Backs off from a user-defined {@link LockTemplate}.
@@ -92,6 +95,11 @@ public final class LockstepAutoConfiguration {
 		return new UnusedLockNames(properties);
 	}
 
+	@Bean
+	LockClientWarmUp lockstepLockClientWarmUp(ObjectProvider<LockTemplate> locks) {
+		return new LockClientWarmUp(locks);
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "lockstep.enabled", matchIfMissing = true)
 	@ConditionalOnBean(RedisConnectionFactory.class)
@@ -102,7 +110,19 @@ public final class LockstepAutoConfiguration {
 		@ConditionalOnMissingBean(LockTemplate.class)
 		LockstepRedisClient lockstepRedisClient(RedisConnectionFactory connectionFactory,
 				ObjectProvider<DataRedisConnectionDetails> connectionDetails,
-				ObjectProvider<DataRedisProperties> redisProperties) {
+				ObjectProvider<DataRedisProperties> redisProperties, ResourceLoader resourceLoader) {
+			if (!ClassUtils.isPresent("io.lettuce.core.RedisClient", resourceLoader.getClassLoader())) {
+				throw new LockConfigurationException(
+						"Lockstep locks through Lettuce (io.lettuce:lettuce-core), "
+								+ "which is not on the classpath; the application's RedisConnectionFactory is a "
+								+ connectionFactory.getClass().getSimpleName()
+								+ ". Spring Boot's recipe for Jedis excludes lettuce-core, which Lockstep still needs: "
+								+ "it opens a Lettuce client of its own where the Jedis factory points.",
+						"Keep io.lettuce:lettuce-core on the classpath (do not exclude it from "
+								+ "spring-boot-starter-data-redis or lockstep-spring-boot-starter), add "
+								+ "redis.clients:jedis, and set spring.data.redis.client-type=jedis: the application "
+								+ "then runs on Jedis and Lockstep on its own Lettuce client.");
+			}
 			return LockstepRedisClient.of(connectionFactory, connectionDetails, redisProperties.getIfAvailable());
 		}
 

@@ -10,12 +10,17 @@ import io.lockstep.interceptor.DistributedLockAdvisor;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * Configuration properties of Lockstep ({@code lockstep.*}).
+ * Configuration properties of Lockstep ({@code lockstep.*}). They validate themselves
+ * when Spring Boot binds them: a value out of range fails start-up in Spring Boot's
+ * failure report, naming the property ({@code lockstep.locks.stock.lease-time}), its
+ * value and the range.
  */
 @ConfigurationProperties("lockstep")
-public class LockstepProperties {
+public class LockstepProperties implements Validator {
 
 	/**
 	 * Whether to enable Lockstep: the LockTemplate bean and the @DistributedLock advice.
@@ -73,6 +78,8 @@ public class LockstepProperties {
 	private final Redlock redlock = new Redlock();
 
 	private final Replication replication = new Replication();
+
+	private final Web web = new Web();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -148,6 +155,24 @@ public class LockstepProperties {
 
 	public Redlock getRedlock() {
 		return this.redlock;
+	}
+
+	public Web getWeb() {
+		return this.web;
+	}
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return LockstepProperties.class.isAssignableFrom(type);
+	}
+
+	/**
+	 * Checks the range of every value; Spring Boot calls it once the properties are
+	 * bound.
+	 */
+	@Override
+	public void validate(Object target, Errors errors) {
+		PropertyValues.check((LockstepProperties) target, errors);
 	}
 
 	/**
@@ -296,6 +321,28 @@ public class LockstepProperties {
 
 		public void setNodeTimeout(Duration nodeTimeout) {
 			this.nodeTimeout = nodeTimeout;
+		}
+
+	}
+
+	/**
+	 * Lock exceptions in web applications.
+	 */
+	public static class Web {
+
+		/**
+		 * Whether to answer lock exceptions that reach Spring MVC or WebFlux controllers
+		 * as RFC 9457 problem details naming the lock: 409 Conflict when the lock was not
+		 * acquired in time, 503 Service Unavailable for other lock failures.
+		 */
+		private boolean problemDetails = true;
+
+		public boolean isProblemDetails() {
+			return this.problemDetails;
+		}
+
+		public void setProblemDetails(boolean problemDetails) {
+			this.problemDetails = problemDetails;
 		}
 
 	}

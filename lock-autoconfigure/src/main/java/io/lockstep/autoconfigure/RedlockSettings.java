@@ -9,7 +9,8 @@ import io.lockstep.redlock.Redlock;
 
 /**
  * Turns {@code lockstep.redlock.*} into a {@link Redlock}, failing start-up with a
- * message naming the property that is wrong.
+ * message naming the property that is wrong (the ranges of the clock-drift factor and the
+ * node timeout are checked when the properties are bound, see {@link PropertyValues}).
  */
 final class RedlockSettings {
 
@@ -40,20 +41,10 @@ final class RedlockSettings {
 						NODES_ACTION);
 			}
 		}
-		double factor = properties.getClockDriftFactor();
-		if (factor < 0 || factor > 0.5) {
-			throw new LockConfigurationException(
-					"lockstep.redlock.clock-drift-factor must be between 0 and 0.5, got " + factor,
-					"Set lockstep.redlock.clock-drift-factor between 0 and 0.5, or remove it for the default 0.01.");
-		}
-		if (properties.getNodeTimeout() == null || properties.getNodeTimeout().isNegative()
-				|| properties.getNodeTimeout().isZero()) {
-			throw new LockConfigurationException(
-					"lockstep.redlock.node-timeout must be positive, got " + properties.getNodeTimeout(),
-					"Set lockstep.redlock.node-timeout to a positive duration such as 200ms (the default).");
-		}
 		try {
-			return Redlock.nodes(nodes).clockDriftFactor(factor).nodeTimeout(properties.getNodeTimeout());
+			return Redlock.nodes(nodes)
+				.clockDriftFactor(properties.getClockDriftFactor())
+				.nodeTimeout(properties.getNodeTimeout());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new LockConfigurationException("lockstep.redlock.nodes: " + ex.getMessage(), NODES_ACTION);

@@ -78,7 +78,7 @@ class CommandTimeoutTests {
 		this.contextRunner.withPropertyValues("lockstep.command-timeout=0s")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageStartingWith("lockstep.command-timeout must be positive"));
+				.hasMessageContaining("lockstep.command-timeout must be between 1ms and 1m, got 0s"));
 	}
 
 	@Test

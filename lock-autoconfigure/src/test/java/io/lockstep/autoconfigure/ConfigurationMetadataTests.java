@@ -36,7 +36,8 @@ class ConfigurationMetadataTests {
 					"lockstep.max-hold-time", "lockstep.on-lease-lost", "lockstep.locks", "lockstep.locks.*.wait-time",
 					"lockstep.locks.*.lease-time", "lockstep.locks.*.min-hold-time", "lockstep.redlock.nodes",
 					"lockstep.redlock.clock-drift-factor", "lockstep.redlock.node-timeout",
-					"lockstep.replication.acknowledgements", "lockstep.replication.timeout");
+					"lockstep.replication.acknowledgements", "lockstep.replication.timeout",
+					"lockstep.web.problem-details");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.asString()

@@ -17,6 +17,7 @@ import io.lockstep.actuate.LockstepHealthIndicator;
 import io.lockstep.observation.DefaultLockObservationConvention;
 import io.lockstep.observation.LockObservationContext;
 import io.lockstep.observation.LockObservationConvention;
+import io.lockstep.LockTemplate;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -201,6 +202,61 @@ class LockstepObservabilityTests {
 			assertThat(outcomes(meters, "default")).containsExactly("acquired", "skipped");
 			assertThat(outcomes(meters, "Jobs.waitAndThrow")).containsExactly("timeout");
 		});
+	}
+
+	/**
+	 * Micrometer's {@code error} tag names an exception only where the acquisition failed
+	 * ({@code outcome=error}); a timeout, a skip and an acquisition are
+	 * {@code error=none}: the outcome says what happened (as the metrics page states).
+	 */
+	@Test
+	void theErrorTagNamesTheExceptionOnlyForTheErrorOutcome() throws Exception {
+		int closed;
+		try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+			closed = socket.getLocalPort();
+		}
+		this.contextRunner.withBean(Jobs.class).run((context) -> {
+			MeterRegistry meters = context.getBean(MeterRegistry.class);
+			RedisLockTemplate locks = context.getBean(RedisLockTemplate.class);
+			try (OtherThread other = new OtherThread()) {
+				LockHandle held = other.call(() -> locks.acquire("job"));
+				try {
+					assertThat(context.getBean(Jobs.class).skip()).isNull();
+					assertThatExceptionOfType(LockAcquisitionException.class)
+						.isThrownBy(context.getBean(Jobs.class)::waitAndThrow);
+				}
+				finally {
+					other.call(() -> {
+						held.close();
+						return null;
+					});
+				}
+			}
+			assertThat(errorTags(meters)).containsEntry("acquired", List.of("none"))
+				.containsEntry("skipped", List.of("none"))
+				.containsEntry("timeout", List.of("none"));
+		});
+		this.contextRunner.withPropertyValues("spring.data.redis.port=" + closed, "lockstep.command-timeout=300ms")
+			.run((context) -> {
+				MeterRegistry meters = context.getBean(MeterRegistry.class);
+				assertThatExceptionOfType(io.lockstep.LockException.class)
+					.isThrownBy(() -> context.getBean(LockTemplate.class).execute("down", (lock) -> "ran"));
+				System.out.printf("error tags by outcome, Redis down: %s%n", errorTags(meters));
+				assertThat(errorTags(meters)).containsOnlyKeys("error")
+					.containsEntry("error", List.of("LockException"));
+			});
+	}
+
+	/** The {@code error} tags of {@code lockstep.acquire}, by outcome. */
+	private static java.util.Map<String, List<String>> errorTags(MeterRegistry meters) {
+		return meters.find("lockstep.acquire")
+			.timers()
+			.stream()
+			.filter((timer) -> timer.getId().getTag("outcome") != null && timer.count() > 0)
+			.collect(Collectors
+				.groupingBy((timer) -> timer.getId().getTag("outcome"), java.util.TreeMap::new, Collectors.mapping(
+						(timer) -> timer.getId().getTag("error"),
+						Collectors.collectingAndThen(Collectors.toCollection(java.util.TreeSet::new), List::copyOf))));
 	}
 
 	/** The outcomes of the lock name's acquisitions, each once per acquisition. */

@@ -183,10 +183,11 @@ class RedisClientsTests {
 				.run((context) -> {
 					assertThat(context).hasNotFailed();
 					LockTemplate locks = context.getBean(LockTemplate.class);
-					int before = tls.handshakes();
+					// the lock client connects while the context starts
+					// (LockClientWarmUp)
+					assertThat(tls.handshakes()).as("TLS handshakes of Lockstep's own client at start-up").isPositive();
 					Object held = locks.execute("tls", (lock) -> redis.call("EXISTS", lock.key()));
-					assertThat(held).as("lock key on the server while held").isEqualTo(1L);
-					assertThat(tls.handshakes()).as("TLS handshakes of Lockstep's own client").isGreaterThan(before);
+					assertThat(held).as("lock key on the server while held, through the TLS front").isEqualTo(1L);
 				});
 		}
 	}
@@ -302,19 +303,24 @@ class RedisClientsTests {
 
 	@Test
 	void failsStartUpNamingWhatIsMissingWithoutConnectionDetails(RedisNode redis) {
+		// Lockstep cannot read where Redisson's factory points (it can a Jedis factory's)
+		Config redisson = new Config();
+		redisson.useSingleServer().setAddress("redis://127.0.0.1:" + redis.port());
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
-			.withBean(RedisConnectionFactory.class, () -> new JedisConnectionFactory())
+			.withBean(RedisConnectionFactory.class, () -> new RedissonConnectionFactory(redisson))
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()
 				.rootCause()
-				.hasMessageContaining("JedisConnectionFactory")
+				.hasMessageContaining("RedissonConnectionFactory")
 				.hasMessageContaining("DataRedisConnectionDetails"));
 	}
 
 	@Test
-	void failsStartUpNamingConnectionDetailsThatNameNoServer() {
+	void failsStartUpNamingConnectionDetailsThatNameNoServer(RedisNode redis) {
+		Config redisson = new Config();
+		redisson.useSingleServer().setAddress("redis://127.0.0.1:" + redis.port());
 		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LockstepAutoConfiguration.class))
-			.withBean(RedisConnectionFactory.class, () -> new JedisConnectionFactory())
+			.withBean(RedisConnectionFactory.class, () -> new RedissonConnectionFactory(redisson))
 			.withBean(DataRedisConnectionDetails.class, NoServerConnectionDetails::new)
 			.run((context) -> assertThat(context).hasFailed()
 				.getFailure()

@@ -90,6 +90,24 @@ class RedlockAutoConfigurationTests {
 		assertRedlockRefuses(fixture, Exports.class, "run()", "permits = 3 cannot be honoured");
 	}
 
+	@Test
+	void everyMethodRedlockCannotHonourIsNamedInOneStartUpFailure(RedisFixture fixture) {
+		List<RedisNode> masters = fixture.masters(3, "--appendonly", "yes");
+		this.contextRunner.withBean(Catalog.class)
+			.withBean(Exports.class)
+			.withPropertyValues("lockstep.redlock.nodes=" + masters.get(0).uri() + "," + masters.get(1).uri() + ","
+					+ masters.get(2).uri())
+			.run((context) -> {
+				FailureAnalysis analysis = new LockstepFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
+				System.out.printf("Two refused methods:%n%s%n", analysis.getDescription());
+				assertThat(analysis.getDescription()).startsWith("2 @DistributedLock methods ask for what Redlock")
+					.contains("@DistributedLock on " + Catalog.class.getName() + ".read(String): mode = READ")
+					.contains("@DistributedLock on " + Exports.class.getName() + ".run(): permits = 3");
+				assertThat(analysis.getAction()).contains("mode = WRITE, permits = 1");
+			});
+	}
+
 	private void assertRedlockRefuses(RedisFixture fixture, Class<?> bean, String method, String attribute) {
 		List<RedisNode> masters = fixture.masters(3, "--appendonly", "yes");
 		this.contextRunner.withBean(bean)

@@ -172,6 +172,33 @@ class StartupValidationTests {
 		assertFails(ReservedName.class, "ReservedName.place(String)", "name '__fence'", "reserved");
 	}
 
+	@Test
+	void keyReadingAPropertyAStringCannotHave() {
+		assertFails(NoSuchProperty.class, "NoSuchProperty.place(String)", "key '#sku.nosuch'",
+				"reads 'nosuch' on java.lang.String, which has no such property");
+	}
+
+	@Test
+	void keyReadingAPropertyARecordCannotHaveDownAChain() {
+		assertFails(NoSuchRecordProperty.class, "NoSuchRecordProperty.place(" + Order.class.getSimpleName() + ")",
+				"key '#order.id.nosuch'", "reads 'nosuch' on java.lang.String");
+		assertFails(NoSuchRecordMethod.class, "NoSuchRecordMethod.place(", "key '#order.code()'",
+				"calls 'code' with 0 argument(s) on " + Order.class.getName() + ", which has no such public method");
+	}
+
+	@Test
+	void keyReadingAMemberOfAnEnumOrABoxThatCannotExist() {
+		assertFails(NoSuchEnumProperty.class, "NoSuchEnumProperty.place(", "key '#status.label'",
+				"reads 'label' on " + Status.class.getName());
+		assertFails(NoSuchPrimitiveMember.class, "NoSuchPrimitiveMember.place(int)", "key '#count.size'",
+				"reads 'size' on java.lang.Integer");
+	}
+
+	@Test
+	void keysReadingMembersThatExistOrThatAnOpenTypeMayHaveStart() {
+		this.contextRunner.withBean(ExistingMembers.class).run((context) -> assertThat(context).hasNotFailed());
+	}
+
 	private void assertFails(Class<?> bean, String... messages) {
 		this.contextRunner.withBean(bean)
 			.run((context) -> assertThat(lockFailure(context.getStartupFailure()))
@@ -411,6 +438,69 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#sku", name = "__fence")
 		void place(String sku) {
+		}
+
+	}
+
+	static class NoSuchProperty {
+
+		@DistributedLock(key = "#sku.nosuch")
+		void place(String sku) {
+		}
+
+	}
+
+	static class NoSuchRecordProperty {
+
+		@DistributedLock(key = "#order.id.nosuch")
+		void place(Order order) {
+		}
+
+	}
+
+	static class NoSuchRecordMethod {
+
+		@DistributedLock(key = "#order.code()")
+		void place(Order order) {
+		}
+
+	}
+
+	enum Status {
+
+		OPEN, CLOSED
+
+	}
+
+	static class NoSuchEnumProperty {
+
+		@DistributedLock(key = "#status.label")
+		void place(Status status) {
+		}
+
+	}
+
+	static class NoSuchPrimitiveMember {
+
+		@DistributedLock(key = "#count.size")
+		void place(int count) {
+		}
+
+	}
+
+	/** Members that exist, and members an open type's run-time subtype may have. */
+	static class ExistingMembers {
+
+		@DistributedLock(key = "#sku.bytes.length + #sku.empty + #sku.toUpperCase() + #order.id.length()")
+		void place(String sku, Order order) {
+		}
+
+		@DistributedLock(key = "#status.name() + #status.ordinal() + #count.toString() + #root.methodName")
+		void place(Status status, int count) {
+		}
+
+		@DistributedLock(key = "#item.whatever + #items[0].anything")
+		void place(Object item, java.util.List<CharSequence> items) {
 		}
 
 	}

@@ -2,9 +2,12 @@ package io.lockstep.interceptor;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 import io.lockstep.DistributedLock;
 import io.lockstep.LockTemplate;
@@ -100,7 +103,8 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 
 	/**
 	 * Checks every {@link DistributedLock} method of every bean.
-	 * @throws IllegalStateException for the first broken annotation
+	 * @throws IllegalStateException for the first broken annotation, or naming every
+	 * method whose read lock or semaphore the lock store cannot keep
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
@@ -109,23 +113,46 @@ public final class DistributedLockAdvisor extends AbstractPointcutAdvisor
 			return;
 		}
 		Set<Class<?>> checked = new HashSet<>();
+		List<LockConfigurationException> refused = new ArrayList<>();
 		for (String name : beanFactory.getBeanDefinitionNames()) {
 			Class<?> type = beanClass(beanFactory, name);
 			if (type != null && checked.add(type) && AnnotationUtils.isCandidateClass(type, DistributedLock.class)) {
-				ReflectionUtils.doWithMethods(type, (method) -> check(method, type), LockOperationSource::isAnnotated);
+				ReflectionUtils.doWithMethods(type, (method) -> check(method, type, refused),
+						LockOperationSource::isAnnotated);
 			}
+		}
+		if (refused.size() == 1) {
+			throw refused.get(0);
+		}
+		if (refused.size() > 1) {
+			throw new LockConfigurationException(
+					refused.size() + " @DistributedLock methods ask for what Redlock cannot honour:"
+							+ refused.stream()
+								.map((ex) -> System.lineSeparator() + "- " + ex.getMessage())
+								.collect(Collectors.joining()),
+					refused.get(0).action(), refused.get(0));
 		}
 	}
 
 	/**
 	 * Parses the method's annotation and builds its template copy, which the template
-	 * checks against the lockstep.* properties and its lock store.
-	 * @throws LockConfigurationException naming the method
+	 * checks against the lockstep.* properties and its lock store. A read lock or
+	 * semaphore the lock store cannot keep (Redlock) is collected, so that start-up names
+	 * every such method at once.
+	 * @throws LockConfigurationException naming the method, for any other problem
 	 */
-	private void check(Method method, Class<?> type) {
+	private void check(Method method, Class<?> type, List<LockConfigurationException> refused) {
 		LockOperation operation = this.operations.get(method, type);
 		if (operation != null) {
-			this.interceptor.template(operation);
+			try {
+				this.interceptor.template(operation);
+			}
+			catch (LockConfigurationException ex) {
+				if (!(ex.getCause() instanceof UnsupportedOperationException)) {
+					throw ex;
+				}
+				refused.add(ex);
+			}
 		}
 	}
 

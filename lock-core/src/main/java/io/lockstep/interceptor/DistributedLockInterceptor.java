@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.CallContext;
@@ -57,26 +58,40 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		LockHandle handle;
 		LockTemplate template = template(operation);
 		EngineTemplate skipping = operation.skips() ? EngineTemplate.of(template) : null;
-		if (skipping != null) {
-			// not acquired is no failure here: observed as "skipped", not "timeout"
-			handle = skipping.acquireOrSkip(keys);
-			if (handle == null) {
-				return operation.notAcquired(target, args, null);
+		try {
+			if (skipping != null) {
+				// not acquired is no failure here: observed as "skipped", not "timeout"
+				handle = skipping.acquireOrSkip(keys);
+				if (handle == null) {
+					return operation.notAcquired(target, args, null);
+				}
 			}
-		}
-		else {
-			try {
+			else {
 				handle = (keys.size() == 1) ? template.acquire(keys.get(0)) : template.acquireAll(keys);
 			}
-			catch (LockAcquisitionException ex) {
-				return operation.notAcquired(target, args, ex);
-			}
+		}
+		catch (LockAcquisitionException ex) {
+			return operation.notAcquired(target, args, named(ex, operation));
+		}
+		catch (LockException ex) {
+			throw named(ex, operation);
 		}
 		LockRelease release = LockRelease.bind(handle);
-		return operation.async() ? proceedAsync(invocation, release) : proceed(invocation, release);
+		return operation.async() ? proceedAsync(invocation, release, operation)
+				: proceed(invocation, release, operation);
 	}
 
-	private @Nullable Object proceed(MethodInvocation invocation, LockRelease release) throws Throwable {
+	/**
+	 * Names the lock of the operation in an exception of its acquisition or release (not
+	 * in one the method threw: that may be another lock's).
+	 */
+	static <E extends LockException> E named(E ex, LockOperation operation) {
+		ex.initLockName(operation.lockName());
+		return ex;
+	}
+
+	private @Nullable Object proceed(MethodInvocation invocation, LockRelease release, LockOperation operation)
+			throws Throwable {
 		Throwable failure = null;
 		try {
 			return invocation.proceed();
@@ -86,21 +101,31 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		finally {
-			release.arrive(failure);
+			arrive(release, failure, operation);
 		}
 	}
 
-	private @Nullable Object proceedAsync(MethodInvocation invocation, LockRelease release) throws Throwable {
+	private static void arrive(LockRelease release, @Nullable Throwable failure, LockOperation operation) {
+		try {
+			release.arrive(failure);
+		}
+		catch (LockException ex) {
+			throw named(ex, operation);
+		}
+	}
+
+	private @Nullable Object proceedAsync(MethodInvocation invocation, LockRelease release, LockOperation operation)
+			throws Throwable {
 		Object result;
 		try {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
-			release.arrive(ex);
+			arrive(release, ex, operation);
 			throw ex;
 		}
 		if (result == null) {
-			release.arrive(null);
+			arrive(release, null, operation);
 			return null;
 		}
 		// the future holds the lock now: this thread's call ended
@@ -111,7 +136,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 		((CompletionStage<?>) result).whenComplete((value, ex) -> {
 			Throwable failure = ex;
 			try {
-				release.arrive(failure);
+				arrive(release, failure, operation);
 			}
 			catch (RuntimeException releaseFailure) {
 				failure = releaseFailure;

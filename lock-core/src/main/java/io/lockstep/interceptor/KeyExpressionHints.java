@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aot.hint.ExecutableMode;
 import org.springframework.aot.hint.ReflectionHints;
+import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
@@ -60,6 +61,9 @@ final class KeyExpressionHints {
 
 	private final Function<String, @Nullable Class<?>> beanTypes;
 
+	/** Whether a member that a closed type cannot have fails the check. */
+	private boolean strict;
+
 	private KeyExpressionHints(ReflectionHints hints, Method method, Class<?> targetClass,
 			Function<String, @Nullable Class<?>> beanTypes) {
 		this.hints = hints;
@@ -69,7 +73,8 @@ final class KeyExpressionHints {
 			ResolvableType type = ResolvableType.forMethodParameter(method, i, targetClass);
 			this.variables.put("p" + i, type);
 			this.variables.put("a" + i, type);
-			if (names != null) {
+			// a suspend fun's continuation has no name: fewer names than parameters
+			if (names != null && i < names.length) {
 				this.variables.put(names[i], type);
 			}
 		}
@@ -83,6 +88,29 @@ final class KeyExpressionHints {
 	static void register(ReflectionHints hints, SpelNode ast, Method method, Class<?> targetClass,
 			Function<String, @Nullable Class<?>> beanTypes) {
 		new KeyExpressionHints(hints, method, targetClass, beanTypes).walk(ast, ROOT, ROOT);
+	}
+
+	/**
+	 * Checks that every member the expression reads on a type that fixes its members (a
+	 * final class such as {@code String} or a record, an enum, a primitive or its box)
+	 * exists there, following the declared types as {@link #register} does; members of
+	 * other types are left to run time, where a subtype may have them.
+	 * @throws IllegalArgumentException naming the member and the type
+	 */
+	static void checkMembers(SpelNode ast, Method method, Class<?> targetClass) {
+		KeyExpressionHints check = new KeyExpressionHints(new RuntimeHints().reflection(), method, targetClass,
+				(name) -> null);
+		check.strict = true;
+		try {
+			check.walk(ast, ROOT, ROOT);
+		}
+		catch (MissingMember ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			// the check is a help: a type it cannot follow is left to run time, never a
+			// failed start
+		}
 	}
 
 	/**
@@ -211,7 +239,7 @@ final class KeyExpressionHints {
 
 	/** What SpEL's reflective property accessor reads: a getter, else a public field. */
 	private ResolvableType property(ResolvableType owner, String name) {
-		Class<?> type = owner.resolve();
+		Class<?> type = boxed(owner.resolve());
 		if (type == null || name.isEmpty()) {
 			return NONE;
 		}
@@ -229,7 +257,26 @@ final class KeyExpressionHints {
 				return ResolvableType.forField(field, owner);
 			}
 		}
+		if (this.strict && closed(type)) {
+			throw new MissingMember(
+					"reads '" + name + "' on " + type.getName() + ", which has no such property (no public get"
+							+ StringUtils.capitalize(name) + "(), " + "is" + StringUtils.capitalize(name) + "() or "
+							+ name + "() method and no public field '" + name + "'); every call would fail");
+		}
 		return NONE;
+	}
+
+	/**
+	 * Whether the type fixes its members: no subtype can add one (final classes, records,
+	 * enums, and the boxes of primitives). Arrays and maps are read otherwise.
+	 */
+	private static boolean closed(Class<?> type) {
+		return !type.isArray() && !Map.class.isAssignableFrom(type)
+				&& (Modifier.isFinal(type.getModifiers()) || type.isEnum());
+	}
+
+	private static @Nullable Class<?> boxed(@Nullable Class<?> type) {
+		return (type != null) ? ClassUtils.resolvePrimitiveIfNecessary(type) : null;
 	}
 
 	/** {@code getName()}, {@code isName()} (boolean) or {@code name()} (a record's). */
@@ -258,7 +305,7 @@ final class KeyExpressionHints {
 
 	/** Registers every public method of the name that the arguments may fit. */
 	private ResolvableType method(ResolvableType owner, String name, int arguments) {
-		Class<?> type = owner.resolve();
+		Class<?> type = boxed(owner.resolve());
 		if (type == null) {
 			return NONE;
 		}
@@ -272,6 +319,10 @@ final class KeyExpressionHints {
 				found = method;
 				count++;
 			}
+		}
+		if (count == 0 && this.strict && closed(type)) {
+			throw new MissingMember("calls '" + name + "' with " + arguments + " argument(s) on " + type.getName()
+					+ ", which has no such public method; every call would fail");
 		}
 		return (count == 1 && found != null) ? ResolvableType.forMethodParameter(new MethodParameter(found, -1), owner)
 				: NONE;
@@ -295,6 +346,17 @@ final class KeyExpressionHints {
 
 	private static boolean same(ResolvableType first, ResolvableType second) {
 		return first.resolve() != null && first.resolve() == second.resolve();
+	}
+
+	/** A member that the type of a parameter cannot have. */
+	private static final class MissingMember extends IllegalArgumentException {
+
+		private static final long serialVersionUID = 1L;
+
+		MissingMember(String message) {
+			super(message);
+		}
+
 	}
 
 }

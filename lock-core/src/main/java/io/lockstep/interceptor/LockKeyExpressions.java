@@ -44,11 +44,12 @@ import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
  * references ({@code T(...)}), constructors, assignments, function calls, variables that
  * are not parameters, members that lead into reflection, class loading or the runtime
  * ({@code getClass()}, {@code .class}, {@code forName}, {@code invoke}, {@code exec},
- * ...) and expressions over {@value #MAX_LENGTH} characters. Evaluation sees the
- * parameters ({@code #name}, {@code #p0}, {@code #a0}), beans ({@code @name}) and the
- * {@link LockExpressionRoot}; it locates no types, calls no constructors, writes no
- * properties, and calls no methods on {@code Class} objects. The values of arguments are
- * data, never parsed as expressions.
+ * ...), members that a type fixing its members cannot have ({@code #sku.nosuch} on a
+ * {@code String}, see {@link KeyExpressionHints#checkMembers}) and expressions over
+ * {@value #MAX_LENGTH} characters. Evaluation sees the parameters ({@code #name},
+ * {@code #p0}, {@code #a0}), beans ({@code @name}) and the {@link LockExpressionRoot}; it
+ * locates no types, calls no constructors, writes no properties, and calls no methods on
+ * {@code Class} objects. The values of arguments are data, never parsed as expressions.
  */
 final class LockKeyExpressions extends CachedExpressionEvaluator {
 
@@ -103,6 +104,7 @@ final class LockKeyExpressions extends CachedExpressionEvaluator {
 		SpelNode ast = ((SpelExpression) parsed).getAST();
 		check(ast, variables(method));
 		checkRootProperties(ast, expression);
+		KeyExpressionHints.checkMembers(ast, method, targetClass);
 		return parsed;
 	}
 

@@ -1,8 +1,12 @@
 package io.lockstep.interceptor;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 import io.lockstep.LockAcquisitionException;
+import io.lockstep.LockException;
 import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import org.aopalliance.intercept.MethodInvocation;
@@ -30,8 +34,14 @@ final class ReactiveInvocation {
 	static Object proceed(LockOperation operation, LockTemplate template, List<String> keys,
 			MethodInvocation invocation, @Nullable Object target, @Nullable Object[] args) {
 		ReactiveLocks locks = (ReactiveLocks) ReactiveLocks.of(template);
-		Flux<Object> locked = locks.executeMany(keys, (lock) -> proceedOnce(invocation),
-				(ex) -> notAcquired(operation, target, args, ex), operation.skips());
+		// what the method's own publisher fails with may be another lock's: not named
+		// here
+		Set<Throwable> fromMethod = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
+		Flux<Object> locked = locks
+			.executeMany(keys, (lock) -> Flux.from(proceedOnce(invocation)).doOnError(fromMethod::add),
+					(ex) -> notAcquired(operation, target, args, ex), operation.skips())
+			.onErrorMap(LockException.class,
+					(ex) -> fromMethod.remove(ex) ? ex : DistributedLockInterceptor.named(ex, operation));
 		ReturnKind kind = operation.returnKind();
 		if (kind == ReturnKind.FLOW) {
 			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);
@@ -57,7 +67,7 @@ final class ReactiveInvocation {
 			return Flux.empty();
 		}
 		try {
-			return publisher(operation.notAcquired(target, args, ex));
+			return publisher(operation.notAcquired(target, args, DistributedLockInterceptor.named(ex, operation)));
 		}
 		catch (Throwable failure) {
 			return Flux.error(failure);

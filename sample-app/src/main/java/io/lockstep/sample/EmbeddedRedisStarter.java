@@ -22,8 +22,9 @@ import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.MapPropertySource;
 
 /**
- * Starts a {@code redis-server} from the embedded-redis jar on a free 127.0.0.1 port when
- * the environment configures no Redis ({@code spring.data.redis.url}, {@code .host},
+ * Starts a {@code redis-server} (the one on the {@code PATH} when installed, else the one
+ * inside the embedded-redis jar: see {@link RedisExecutable}) on a free 127.0.0.1 port
+ * when the environment configures no Redis ({@code spring.data.redis.url}, {@code .host},
  * {@code .port}, {@code .sentinel.master} or {@code .cluster.nodes}), and stops it last
  * when the application closes: after the web server has let the requests in flight finish
  * (graceful shutdown) and after every bean, the lock client included, was destroyed. It
@@ -68,8 +69,10 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 			}
 		}
 		int port = freePort();
+		RedisExecutable executable = RedisExecutable.find(System.getenv("PATH"));
 		try {
 			RedisServer started = RedisServer.newRedisServer()
+				.executableProvider(executable.provider())
 				.bind("127.0.0.1")
 				.port(port)
 				.setting("save \"\"")
@@ -84,7 +87,7 @@ class EmbeddedRedisStarter implements ApplicationListener<ApplicationEvent> {
 		environment.getPropertySources()
 			.addFirst(new MapPropertySource("embeddedRedis",
 					Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", port)));
-		logger.info("No spring.data.redis.* configured: started an embedded Redis on 127.0.0.1:{}", port);
+		logger.info("No spring.data.redis.* configured: started {} on 127.0.0.1:{}", executable.describe(), port);
 	}
 
 	/**

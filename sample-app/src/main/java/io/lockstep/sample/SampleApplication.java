@@ -16,6 +16,7 @@ import org.springframework.scheduling.annotation.EnableScheduling;
 public class SampleApplication {
 
 	public static void main(String[] args) {
+		StopSignals.exitZeroAfterShutdown();
 		SpringApplication.run(SampleApplication.class, args);
 	}
 
