@@ -219,9 +219,13 @@ public final class LockstepAutoConfiguration {
 			.interruptOnLeaseLost(properties.getOnLeaseLost() == LockstepProperties.OnLeaseLost.INTERRUPT)
 			.lockLostListener(events::publishEvent));
 		listeners.orderedStream().forEach(builder::lockLostListener);
-		properties.getLocks()
-			.forEach((name, lock) -> checked(
-					() -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(), lock.getMinHoldTime())));
+		checked(() -> builder.lockDelay(properties.getLockDelay()));
+		properties.getLocks().forEach((name, lock) -> {
+			checked(() -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(), lock.getMinHoldTime()));
+			if (lock.getLockDelay() != null) {
+				checked(() -> builder.lockDelay(name, lock.getLockDelay()));
+			}
+		});
 	}
 
 	/**

@@ -64,13 +64,21 @@ public class LockstepProperties implements Validator {
 	private @Nullable Duration maxHoldTime;
 
 	/**
+	 * Time for which a lock stays unavailable after a lease that ended without a release
+	 * (its holder died, froze or lost its connection), counted from the end of the lease
+	 * in Redis, so that a frozen holder that wakes up cannot overlap the next one; a
+	 * release frees the lock at once. 0 (the default): none.
+	 */
+	private Duration lockDelay = Duration.ZERO;
+
+	/**
 	 * What to do when the lease of a held lock is lost, in addition to the LockLostEvent,
 	 * the log and the LockLostException at release.
 	 */
 	private OnLeaseLost onLeaseLost = OnLeaseLost.NOTIFY;
 
 	/**
-	 * Per-lock-name overrides of wait-time, lease-time and min-hold-time, by lock name
+	 * Per-lock-name overrides of wait-time, lease-time, min-hold-time and lock-delay, by lock name
 	 * (the name of LockTemplate.named or of @DistributedLock).
 	 */
 	private final Map<String, Lock> locks = new LinkedHashMap<>();
@@ -127,6 +135,14 @@ public class LockstepProperties implements Validator {
 
 	public void setAspectOrder(int aspectOrder) {
 		this.aspectOrder = aspectOrder;
+	}
+
+	public Duration getLockDelay() {
+		return this.lockDelay;
+	}
+
+	public void setLockDelay(Duration lockDelay) {
+		this.lockDelay = lockDelay;
 	}
 
 	public @Nullable Duration getMaxHoldTime() {
@@ -212,6 +228,19 @@ public class LockstepProperties implements Validator {
 		 * Time after acquisition for which this lock stays taken when released earlier.
 		 */
 		private @Nullable Duration minHoldTime;
+
+		/**
+		 * Lock delay of this lock; lockstep.lock-delay when not set.
+		 */
+		private @Nullable Duration lockDelay;
+
+		public @Nullable Duration getLockDelay() {
+			return this.lockDelay;
+		}
+
+		public void setLockDelay(@Nullable Duration lockDelay) {
+			this.lockDelay = lockDelay;
+		}
 
 		public @Nullable Duration getWaitTime() {
 			return this.waitTime;

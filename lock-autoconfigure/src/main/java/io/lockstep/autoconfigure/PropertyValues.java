@@ -37,6 +37,7 @@ final class PropertyValues {
 		values.between("lease-time", properties.getLeaseTime(), LockSettings.MIN_LEASE, LockSettings.MAX_LEASE);
 		values.between("command-timeout", properties.getCommandTimeout(), MIN_POSITIVE, CommandTimeout.MAX);
 		values.positive("max-hold-time", properties.getMaxHoldTime());
+		values.between("lock-delay", properties.getLockDelay(), Duration.ZERO, LockSettings.MAX_LEASE);
 		if (properties.getKeyPrefix() == null || properties.getKeyPrefix().length() > 128) {
 			values.reject("key-prefix", properties.getKeyPrefix(), "must be at most 128 characters");
 		}
@@ -46,6 +47,7 @@ final class PropertyValues {
 			values.between(lockPrefix + "lease-time", lock.getLeaseTime(), LockSettings.MIN_LEASE,
 					LockSettings.MAX_LEASE);
 			values.between(lockPrefix + "min-hold-time", lock.getMinHoldTime(), Duration.ZERO, LockSettings.MAX_LEASE);
+			values.between(lockPrefix + "lock-delay", lock.getLockDelay(), Duration.ZERO, LockSettings.MAX_LEASE);
 		});
 		LockstepProperties.Replication replication = properties.getReplication();
 		if (replication.getAcknowledgements() < 0) {

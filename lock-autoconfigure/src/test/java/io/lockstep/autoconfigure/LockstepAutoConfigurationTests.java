@@ -143,6 +143,27 @@ class LockstepAutoConfigurationTests {
 			});
 	}
 
+	/**
+	 * {@code lockstep.lock-delay} and {@code lockstep.locks.<name>.lock-delay} are stored
+	 * with each grant: a key lives its lease plus the delay in Redis.
+	 */
+	@Test
+	void appliesTheLockDelayAndItsPerNameOverride(RedisNode redis) {
+		this.contextRunner.withPropertyValues("lockstep.lock-delay=5s", "lockstep.locks.jobs.lock-delay=20s")
+			.run((context) -> {
+				LockTemplate locks = context.getBean(LockTemplate.class).withLeaseTime(Duration.ofSeconds(1));
+				try (LockHandle plain = locks.acquire("delayed");
+						LockHandle named = locks.named("jobs").acquire("nightly")) {
+					long plainTtl = (Long) redis.call("PTTL", "lockstep:delayed");
+					long namedTtl = (Long) redis.call("PTTL", "lockstep:jobs:nightly");
+					System.out.printf("lock delay: a 1 s lease lives %d ms (lockstep.lock-delay=5s), %d ms "
+							+ "(lockstep.locks.jobs.lock-delay=20s)%n", plainTtl, namedTtl);
+					assertThat(plainTtl).isBetween(5_000L, 6_000L);
+					assertThat(namedTtl).isBetween(20_000L, 21_000L);
+				}
+			});
+	}
+
 	@Test
 	void fewerThanThreeRedlockNodesFailStartUpNamingTheProperty() {
 		this.contextRunner.withPropertyValues("lockstep.redlock.nodes=redis://127.0.0.1:1,redis://127.0.0.1:2")

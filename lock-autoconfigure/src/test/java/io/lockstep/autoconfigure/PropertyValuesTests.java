@@ -33,6 +33,8 @@ class PropertyValuesTests {
 			lockstep.locks.stock.lease-time        | -2s    | must be between 30ms and 1d, got -2s
 			lockstep.locks.stock.wait-time         | -1s    | must be between 0s and 1h, got -1s
 			lockstep.locks.stock.min-hold-time     | -1s    | must be between 0s and 1d, got -1s
+			lockstep.lock-delay                    | -1s    | must be between 0s and 1d, got -1s
+			lockstep.locks.stock.lock-delay        | -3s    | must be between 0s and 1d, got -3s
 			lockstep.wait-time                     | -1s    | must be between 0s and 1h, got -1s
 			lockstep.max-hold-time                 | 0s     | must be positive, got 0s
 			lockstep.command-timeout               | -1ms   | must be between 1ms and 1m, got -1ms
