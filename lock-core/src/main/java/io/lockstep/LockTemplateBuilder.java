@@ -69,6 +69,20 @@ public interface LockTemplateBuilder<B extends LockTemplateBuilder<B, T>, T exte
 			@Nullable Duration minHoldTime);
 
 	/**
+	 * How long a key stays unavailable after a lease that ended without a release (the
+	 * holder died, froze or lost its connection), counted from the end of the lease in
+	 * the storage, so that a frozen holder that wakes up cannot overlap the next one; a
+	 * release frees the key at once. The cost: when a holder dies, its key is unavailable
+	 * for its lease plus this delay. Default {@link Duration#ZERO}: none.
+	 */
+	B lockDelay(Duration lockDelay);
+
+	/**
+	 * The lock delay for one lock name ({@code named(String)} or the annotation's name).
+	 */
+	B lockDelay(String name, Duration lockDelay);
+
+	/**
 	 * Observes acquisitions ({@code lockstep.acquire}) and held locks
 	 * ({@code lockstep.held}); {@code convention} may be {@code null} for the default.
 	 */

@@ -55,7 +55,8 @@ class PublishedArtifactsTests {
 			.doesNotHaveDuplicates();
 		assertThat(names).containsEntry("lockstep-core", "io.lockstep.core")
 			.containsEntry("lockstep-spring-boot-autoconfigure", "io.lockstep.autoconfigure")
-			.containsEntry("lockstep-spring-integration", "io.lockstep.integration");
+			.containsEntry("lockstep-spring-integration", "io.lockstep.integration")
+			.containsEntry("lockstep-shedlock", "io.lockstep.shedlock");
 	}
 
 	/** The modules of the default build that install a jar, by artifactId. */

@@ -40,6 +40,8 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -65,10 +67,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
- * The code of the README's quick start, compiled and run: an annotated service, the
- * {@code application.yml} ({@code src/test/resources/readme/application.yml}) and
- * {@link LockTemplate} usage; and its scheduled job, which is also compiled from the
- * README itself. Keep the README in step with this class.
+ * The code of the README's 30-second example and of the docs pages, compiled and run: an
+ * annotated service, the {@code application.yml}
+ * ({@code src/test/resources/readme/application.yml}), {@link LockTemplate} usage, a
+ * fenced write, a scheduled job and reactive methods; every Java block of the README and
+ * of {@code docs/} that shows a whole class is also compiled from the page itself. Keep
+ * the pages in step with this class.
  */
 @RedisTest
 class ReadmeSnippetsTests {
@@ -151,7 +155,7 @@ class ReadmeSnippetsTests {
 			// ... while the next holder writes through the annotated method
 			assertThat(levels.set("sku-1", 7)).isTrue();
 			long next = fence(jdbc);
-			// the late holder's write, the README's statement with its own token, changes
+			// the late holder's write, the page's statement with its own token, changes
 			// nothing
 			int lateWrite = jdbc.sql("UPDATE stock_level SET quantity = ?, fence = ? WHERE sku = ? AND fence < ?")
 				.params(3, late.fencingToken(), "sku-1", late.fencingToken())
@@ -172,15 +176,19 @@ class ReadmeSnippetsTests {
 	}
 
 	/**
-	 * Every Java block of the README's quick start, compiled as printed (with the
+	 * Every Java block of the README's 30-second example and the fenced write of
+	 * {@code docs/annotation-and-template.md}, compiled as printed (with the
 	 * application's own types {@code Order}, {@code Report} and {@code Stock} beside
 	 * them): each is complete, imports included.
 	 */
 	@Test
 	void everyJavaBlockOfTheQuickStartCompilesAsPrinted(@TempDir Path dir) throws IOException {
-		List<String> blocks = javaBlocks(Files.readString(Path.of("..", "README.md")),
-				"## Quick start with the starter");
-		assertThat(blocks).hasSizeGreaterThanOrEqualTo(3);
+		List<String> readme = javaBlocks(page("README.md"), "## A 30-second example");
+		List<String> fencing = javaBlocks(page("docs/annotation-and-template.md"), "## Fencing tokens");
+		assertThat(readme).hasSize(2);
+		assertThat(fencing).hasSize(1);
+		List<String> blocks = new ArrayList<>(readme);
+		blocks.addAll(fencing);
 		List<Path> sources = new ArrayList<>();
 		for (int i = 0; i < blocks.size(); i++) {
 			sources.add(Files.writeString(dir.resolve("Snippet" + i + ".java"), blocks.get(i)));
@@ -207,7 +215,8 @@ class ReadmeSnippetsTests {
 								"-classpath", System.getProperty("java.class.path")),
 						null, files.getJavaFileObjectsFromPaths(sources))
 				.call();
-			System.out.printf("README quick start: %d Java blocks compiled: %s%n", blocks.size(), compiled);
+			System.out.printf("README's 30-second example and the fenced write: %d Java blocks compiled: %s%n",
+					blocks.size(), compiled);
 			assertThat(diagnostics.getDiagnostics())
 				.filteredOn((diagnostic) -> diagnostic.getKind() == Diagnostic.Kind.ERROR)
 				.isEmpty();
@@ -218,7 +227,7 @@ class ReadmeSnippetsTests {
 	/** The {@code java} code blocks of one section ({@code ## } heading to the next). */
 	private static List<String> javaBlocks(String readme, String heading) {
 		int start = readme.indexOf(heading + "\n");
-		assertThat(start).as("README section %s", heading).isNotNegative();
+		assertThat(start).as("section %s", heading).isNotNegative();
 		int end = readme.indexOf("\n## ", start + heading.length());
 		String section = readme.substring(start, (end >= 0) ? end : readme.length());
 		List<String> blocks = new ArrayList<>();
@@ -249,7 +258,8 @@ class ReadmeSnippetsTests {
 				});
 			});
 			long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-			System.out.printf("README scheduled job, rate 500ms, min-hold 2s, 2 instances: %d reports in %d ms%n",
+			System.out.printf(
+					"Scheduled job of docs/scheduled-jobs.md, rate 500ms, min-hold 2s, 2 instances: %d reports in %d ms%n",
 					reports.count(), millis);
 			// runs start at least 2s apart (less a millisecond of rounding)
 			assertThat(reports.count()).isBetween(2, (int) (millis / 1990) + 1);
@@ -269,7 +279,9 @@ class ReadmeSnippetsTests {
 							&& left.compareTo(Duration.ofSeconds(31)) > 0)
 					.isPresent())).isTrue();
 				Duration left = locks.leaseRemaining("stock-report").orElseThrow();
-				System.out.printf("README scheduled job with its defaults: sent once, lock kept %s more%n", left);
+				System.out.printf(
+						"Scheduled job of docs/scheduled-jobs.md with its defaults: sent once, lock kept %s more%n",
+						left);
 				assertThat(left).isBetween(Duration.ofSeconds(45), Duration.ofSeconds(55));
 			});
 		}
@@ -296,32 +308,38 @@ class ReadmeSnippetsTests {
 		});
 	}
 
-	@Test
-	void reactiveMethodsOfTheReadmeCompileAsTheyStand(@TempDir Path classes) throws IOException {
-		compileAsItStands("Reactive methods", "class ReactiveOrders", classes);
-		assertThat(classes.resolve("com/example/orders/ReactiveOrders.class")).exists();
+	/**
+	 * The whole classes the docs show, each the first Java block of its section, compiled
+	 * as printed.
+	 */
+	@ParameterizedTest(name = "{0}: {1}")
+	@CsvSource(delimiter = '|',
+			textBlock = """
+					docs/reactive-and-kotlin.md                | ## Reactive methods                       | com.example.orders.ReactiveOrders
+					docs/read-write-locks-and-semaphores.md    | # Read/write locks and semaphores          | com.example.documents.Documents
+					docs/scheduled-jobs.md                     | # Scheduled jobs: one instance per period  | com.example.reports.StockReport
+					docs/annotation-and-template.md            | ## Without the starter                    | com.example.inventory.Inventory
+					docs/redlock.md                            | # Redlock                                  | com.example.redlock.RedlockTemplates
+					""")
+	void everyWholeClassOfTheDocsCompilesAsItStands(String file, String heading, String type, @TempDir Path classes)
+			throws IOException {
+		String simpleName = type.substring(type.lastIndexOf('.') + 1);
+		compileAsItStands(file, heading, "class " + simpleName, classes);
+		assertThat(classes.resolve(type.replace('.', '/') + ".class")).exists();
 	}
 
-	@Test
-	void readWriteLocksAndSemaphoresOfTheReadmeCompileAsTheyStand(@TempDir Path classes) throws IOException {
-		compileAsItStands("Read/write locks and semaphores", "class Documents", classes);
-		assertThat(classes.resolve("com/example/documents/Documents.class")).exists();
-	}
-
-	@Test
-	void scheduledJobOfTheReadmeCompilesAsItStands(@TempDir Path classes) throws IOException {
-		compileAsItStands("Scheduled jobs", "class StockReport", classes);
-		assertThat(classes.resolve("com/example/reports/StockReport.class")).exists();
-	}
-
-	/** Compiles the first Java block of a README section as printed. */
-	private static void compileAsItStands(String heading, String expected, Path classes) throws IOException {
-		String readme = Files.readString(Path.of("..", "README.md"));
-		int section = readme.indexOf("\n## " + heading + "\n");
-		assertThat(section).as("README section '%s'", heading).isPositive();
-		int from = readme.indexOf("```java\n", section) + "```java\n".length();
-		String code = readme.substring(from, readme.indexOf("```", from));
-		assertThat(code).contains(expected).contains("import io.lockstep.DistributedLock;");
+	/**
+	 * Compiles the first Java block of a section of a page (README.md or docs/...) as
+	 * printed.
+	 */
+	private static void compileAsItStands(String file, String heading, String expected, Path classes)
+			throws IOException {
+		String text = "\n" + page(file);
+		int section = text.indexOf("\n" + heading + "\n");
+		assertThat(section).as("%s: section '%s'", file, heading).isNotNegative();
+		int from = text.indexOf("```java\n", section) + "```java\n".length();
+		String code = text.substring(from, text.indexOf("```", from));
+		assertThat(code).contains(expected).contains("import io.lockstep.");
 		JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
 		StringWriter output = new StringWriter();
 		String className = expected.substring("class ".length());
@@ -340,7 +358,12 @@ class ReadmeSnippetsTests {
 							classes.toString()),
 					null, List.of(source))
 			.call();
-		assertThat(compiled).as("javac: %s", output).isTrue();
+		assertThat(compiled).as("javac on %s, %s: %s", file, heading, output).isTrue();
+	}
+
+	/** A page of the project, by its path from the root (README.md, docs/...). */
+	private static String page(String file) throws IOException {
+		return Files.readString(Path.of("..").resolve(file));
 	}
 
 	private static boolean eventually(BooleanSupplier condition) {
@@ -431,7 +454,7 @@ class ReadmeSnippetsTests {
 
 	}
 
-	// --- README: a fenced write ---
+	// --- docs/annotation-and-template.md: a fenced write ---
 
 	@Service
 	static class StockLevels {
@@ -455,7 +478,7 @@ class ReadmeSnippetsTests {
 
 	}
 
-	// --- README: Reactive methods ---
+	// --- docs/reactive-and-kotlin.md: Reactive methods ---
 
 	@Service
 	static class ReactiveOrders {
@@ -488,7 +511,7 @@ class ReadmeSnippetsTests {
 
 	}
 
-	// --- README: Scheduled jobs ---
+	// --- docs/scheduled-jobs.md ---
 
 	@Configuration(proxyBeanMethods = false)
 	@EnableScheduling

@@ -9,6 +9,7 @@ import io.lockstep.DistributedLock;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
 import io.lockstep.actuate.LockstepHealthIndicator;
 import io.lockstep.test.RedisFixture;
@@ -154,6 +155,43 @@ class RedisDownHealthTests {
 		});
 	}
 
+	@Test
+	void healthIsUpAgainOnceRedisAnswersWhateverIsHeldAfterARenewalAndAReleaseFailed(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port()).run((context) -> {
+			LockTemplate locks = context.getBean(LockTemplate.class);
+			awaitLocked(locks, Duration.ofSeconds(10)); // connected and warm
+			LockHandle held = locks.acquire("held-through-the-outage");
+			redis.pause();
+			try {
+				// the first renewal is sent a third of the 3 s lease in and fails a
+				// command
+				// timeout later
+				LockMonitor monitor = context.getBean(LockMonitor.class);
+				assertThat(eventually(Duration.ofSeconds(5), () -> monitor.lastRenewalFailure() != null)).isTrue();
+				held.close(); // the release fails too (left to expire and retried)
+			}
+			finally {
+				redis.resume();
+			}
+			awaitLocked(locks, Duration.ofSeconds(2));
+			// short holds never renew: health must not wait for a renewal to say UP again
+			int polls = 24;
+			int down = 0;
+			String firstDown = null;
+			for (int i = 0; i < polls; i++) {
+				Health whileHolding = locks.execute("short", (lock) -> health(context).value());
+				if (whileHolding.getStatus() != Status.UP) {
+					down++;
+					firstDown = (firstDown != null) ? firstDown : whileHolding.getDetails().toString();
+				}
+			}
+			System.out.printf("after the outage: %d of %d polls while holding a short lock were not UP (first: %s)%n",
+					down, polls, firstDown);
+			assertThat(down).as("polls not UP, first: %s", firstDown).isZero();
+		});
+	}
+
 	private static Timed<Health> health(AssertableApplicationContext context) {
 		long start = System.nanoTime();
 		Health health = context.getBean(LockstepHealthIndicator.class).health(true);
@@ -180,6 +218,18 @@ class RedisDownHealthTests {
 			sleep(20);
 		}
 		throw new AssertionError("No locked call ran within " + timeout, last);
+	}
+
+	/** Whether the condition held within the timeout (checked every 20 ms). */
+	private static boolean eventually(Duration timeout, java.util.function.BooleanSupplier condition) {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		while (!condition.getAsBoolean()) {
+			if (System.nanoTime() - deadline > 0) {
+				return false;
+			}
+			sleep(20);
+		}
+		return true;
 	}
 
 	private static void sleep(long millis) {

@@ -108,7 +108,8 @@ class RedlockHealthTests {
 		return "lockstep.redlock.nodes=" + String.join(",", nodes.stream().map(RedisNode::uri).toList());
 	}
 
-	private static int closedPort() throws Exception {
+	/** A 127.0.0.1 port that nothing listens on. */
+	static int closedPort() throws Exception {
 		try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
 			return socket.getLocalPort();
 		}

@@ -43,30 +43,46 @@ final class LocalKey {
 	 * @param fence its fencing token
 	 * @param expiresAt when its lease ends ({@code System.nanoTime()})
 	 * @param capAt its max-hold cap: no renewal extends the lease past it
+	 * @param delayNanos its lock delay: after a lease that ended without a release, its
+	 * share stays counted this long (the owner no longer holds it)
 	 */
-	record Holder(String owner, long fence, long expiresAt, long capAt) {
+	record Holder(String owner, long fence, long expiresAt, long capAt, long delayNanos) {
 
 		/** The same holder with its lease ending at {@code expiresAt}. */
 		Holder until(long expiresAt) {
-			return new Holder(this.owner, this.fence, expiresAt, this.capAt);
+			return new Holder(this.owner, this.fence, expiresAt, this.capAt, this.delayNanos);
+		}
+
+		/** Whether its lease lasts (not ended, nor in its lock delay). */
+		boolean lasts(long now) {
+			return now - this.expiresAt < 0;
+		}
+
+		/** When it stops counting: its lease's end plus its lock delay. */
+		long countsUntil() {
+			return this.expiresAt + this.delayNanos;
 		}
 
 	}
 
 	/**
-	 * Drops the holders whose lease ended.
+	 * Drops the holders whose lease, and lock delay after it, ended.
 	 * @return whether none is left: the key is free
 	 */
 	boolean expire(long now) {
-		this.holders.removeIf((holder) -> now - holder.expiresAt() >= 0);
+		this.holders.removeIf((holder) -> now - holder.countsUntil() >= 0);
 		return this.holders.isEmpty();
 	}
 
-	/** The holder with that owner token, or {@code null}. */
+	/**
+	 * The holder with that owner token whose lease lasts, or {@code null} (also for one
+	 * in its lock delay: it no longer holds the key).
+	 */
 	@Nullable Holder holder(String owner) {
+		long now = System.nanoTime();
 		for (Holder holder : this.holders) {
 			if (holder.owner().equals(owner)) {
-				return holder;
+				return holder.lasts(now) ? holder : null;
 			}
 		}
 		return null;
@@ -114,14 +130,14 @@ final class LocalKey {
 	 * cap, its lease refreshed within the cap.
 	 * @return its fencing token
 	 */
-	long enter(String owner, LongSupplier fences, long expiresAt, long capAt) {
+	long enter(String owner, LongSupplier fences, long expiresAt, long capAt, long delayNanos) {
 		Holder mine = holder(owner);
 		if (mine != null) {
 			put(mine.until(Math.min(expiresAt, mine.capAt())));
 			return mine.fence();
 		}
 		long fence = fences.getAsLong();
-		this.holders.add(new Holder(owner, fence, Math.min(expiresAt, capAt), capAt));
+		this.holders.add(new Holder(owner, fence, Math.min(expiresAt, capAt), capAt, delayNanos));
 		return fence;
 	}
 
@@ -131,11 +147,13 @@ final class LocalKey {
 	}
 
 	/**
-	 * The owner's hold ends.
-	 * @return whether it held the key
+	 * The owner's hold ends (also in its lock delay: a release frees the key at once).
+	 * @return whether it held the key (its lease lasted)
 	 */
 	boolean leave(String owner) {
-		return this.holders.removeIf((holder) -> holder.owner().equals(owner));
+		boolean held = holder(owner) != null;
+		this.holders.removeIf((holder) -> holder.owner().equals(owner));
+		return held;
 	}
 
 	boolean isEmpty() {
@@ -151,16 +169,16 @@ final class LocalKey {
 	long firstEndMillis(long now) {
 		long first = Long.MAX_VALUE;
 		for (Holder holder : this.holders) {
-			first = Math.min(first, holder.expiresAt() - now);
+			first = Math.min(first, holder.countsUntil() - now);
 		}
 		return TimeUnit.NANOSECONDS.toMillis(first);
 	}
 
-	/** When the last lease ends: the key is taken until then. */
+	/** When the last lease (and its lock delay) ends: the key is taken until then. */
 	long lastEnd() {
-		long last = this.holders.get(0).expiresAt();
+		long last = this.holders.get(0).countsUntil();
 		for (Holder holder : this.holders) {
-			last = (holder.expiresAt() - last > 0) ? holder.expiresAt() : last;
+			last = (holder.countsUntil() - last > 0) ? holder.countsUntil() : last;
 		}
 		return last;
 	}

@@ -255,6 +255,18 @@ public final class LocalLockTemplate implements LockTemplate, LockMonitor, AutoC
 		}
 
 		@Override
+		public Builder lockDelay(Duration lockDelay) {
+			this.options.lockDelay(lockDelay);
+			return this;
+		}
+
+		@Override
+		public Builder lockDelay(String name, Duration lockDelay) {
+			this.options.lockDelay(name, lockDelay);
+			return this;
+		}
+
+		@Override
 		public Builder lockOverride(String name, @Nullable Duration waitTime, @Nullable Duration leaseTime,
 				@Nullable Duration minHoldTime) {
 			this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);

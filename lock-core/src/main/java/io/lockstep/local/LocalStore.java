@@ -74,7 +74,8 @@ final class LocalStore implements LockStore {
 		long[] fences = new long[id.size()];
 		for (int i = 0; i < id.size(); i++) {
 			LocalKey key = this.keys.computeIfAbsent(id.keys().get(i), (name) -> new LocalKey(id.sharing()));
-			fences[i] = key.enter(request.owner(), () -> ++this.fence, expiresAt, cap);
+			fences[i] = key.enter(request.owner(), () -> ++this.fence, expiresAt, cap,
+					TimeUnit.MILLISECONDS.toNanos(request.delayMillis()));
 		}
 		return Attempt.acquired(fences);
 	}
@@ -160,7 +161,8 @@ final class LocalStore implements LockStore {
 			Holder holder = (key != null) ? key.holder(owner) : null;
 			if (key != null && holder != null) {
 				long endsAt = Math.min(now + TimeUnit.MILLISECONDS.toNanos(ttlMillis), holder.capAt());
-				key.put(new Holder(owner, holder.fence(), endsAt, endsAt));
+				// kept, then released: no lock delay after it
+				key.put(new Holder(owner, holder.fence(), endsAt, endsAt, 0));
 				kept++;
 			}
 		}

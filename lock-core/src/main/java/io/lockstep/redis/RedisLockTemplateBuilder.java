@@ -107,6 +107,18 @@ public final class RedisLockTemplateBuilder
 	}
 
 	@Override
+	public RedisLockTemplateBuilder lockDelay(Duration lockDelay) {
+		this.options.lockDelay(lockDelay);
+		return this;
+	}
+
+	@Override
+	public RedisLockTemplateBuilder lockDelay(String name, Duration lockDelay) {
+		this.options.lockDelay(name, lockDelay);
+		return this;
+	}
+
+	@Override
 	public RedisLockTemplateBuilder lockOverride(String name, @Nullable Duration waitTime, @Nullable Duration leaseTime,
 			@Nullable Duration minHoldTime) {
 		this.options.lockOverride(name, waitTime, leaseTime, minHoldTime);

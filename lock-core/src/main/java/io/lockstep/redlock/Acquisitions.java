@@ -49,12 +49,15 @@ final class Acquisitions {
 		this.drift = drift;
 	}
 
-	/** One attempt on every node at once. */
-	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
+	/**
+	 * One attempt on every node at once.
+	 * @param delayMillis the lock delay each node stores with its grant, or 0
+	 */
+	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis) {
 		long start = System.nanoTime();
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
-				this.settings.requirePersistence() ? "1" : "0");
+				this.settings.requirePersistence() ? "1" : "0", "0", Long.toString(delayMillis));
 		Votes<Grant> votes = this.nodes.await(
 				Votes.gather(this.nodes.each((node) -> node
 					.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
@@ -160,11 +163,20 @@ final class Acquisitions {
 	 * a split vote at once would only split it again; they retry after their random
 	 * delay. Each node runs it after the attempt's own commands (one connection, in
 	 * order), however late.
+	 * @return completes once every node answered (with the most keys one node freed; -1
+	 * when one refused it with an error reply), or exceptionally when one did not:
+	 * sending it again is harmless
 	 */
-	void undo(LockId id, String owner) {
+	CompletableFuture<Integer> undo(LockId id, String owner) {
+		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (Node node : this.nodes.all()) {
-			node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node));
+			replies.add(node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
 		}
+		// landed once every node answered: one that did not may still hold the keys
+		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
+			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).max().orElse(0))
+			.exceptionallyCompose((failure) -> LockCommands.refused(failure) ? CompletableFuture.completedFuture(-1)
+					: CompletableFuture.failedFuture(failure));
 	}
 
 	private List<String> withFenceKeys(LockId id) {

@@ -89,7 +89,8 @@ final class RedlockStore implements LockStore {
 
 	@Override
 	public Attempt acquire(Acquire request) {
-		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis());
+		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis(),
+				request.delayMillis());
 	}
 
 	// --- renew
@@ -141,6 +142,15 @@ final class RedlockStore implements LockStore {
 				yield -1;
 			}
 		};
+	}
+
+	/** A leave or an undo on every node; a release or a keep as {@link #release}. */
+	@Override
+	public CompletableFuture<Integer> send(Release request) {
+		if (request.waits()) {
+			return LockStore.super.send(request);
+		}
+		return this.acquisitions.undo(request.id(), request.owner());
 	}
 
 	private int release(LockId id, String owner) {

@@ -4,8 +4,15 @@
 -- ARGV[1]        owner token (128-bit random, hex)
 -- ARGV[2]        lease in milliseconds
 -- ARGV[3]        max hold in milliseconds, 0 for none (see acquire.lua)
+-- KEYS[2n+1..3n] optional, with ARGV[5]: the waiter table of each lock key
 -- ARGV[4]        optional; "1" (Redlock): acquire only on a Redis whose data survives a restart,
 --                i.e. whose INFO persistence says aof_enabled:1
+-- ARGV[5]        optional, for a caller that waits: how long its mark lives, in ms (see
+--                writerMarked in holders.lua, which is prepended): a key held by readers is
+--                marked in its waiter table, so that readers that come after wait behind this
+--                writer; an owner that gets the keys takes its marks off
+-- ARGV[6]        optional: the lock delay in ms (see exclusiveDelay in holders.lua, which is
+--                prepended); 0 or absent: none
 -- Returns  {1, fence1, ..., fencen}  all acquired (keys already holding this owner token keep
 --                                    their fencing token and cap; their lease is refreshed
 --                                    within the cap)
@@ -21,8 +28,16 @@
 if ARGV[4] == '1' and not string.find(redis.call('INFO', 'persistence'), 'aof_enabled:1', 1, true) then
   return {-1}
 end
-local n = #KEYS / 2
+local marks = ARGV[5] and tonumber(ARGV[5]) > 0 and #KEYS % 3 == 0
+local n = marks and #KEYS / 3 or #KEYS / 2
+local millis = serverMillis
+local delay = tonumber(ARGV[6] or '0') or 0
 local prefix = ARGV[1] .. ':'
+-- a key a release kept for this writer (release.lua) is free for it
+local reserved = '~w:' .. prefix
+local function free(current)
+  return not current or string.sub(current, 1, #reserved) == reserved
+end
 local longest = -1
 local first = -1
 local holder = ''
@@ -32,7 +47,8 @@ for i = 1, n do
     -- held by a semaphore's permit holders (see holders.lua): not a key of exclusive locks
     return {-2, tonumber(string.match(current, '^s(%d+)'))}
   end
-  if current and string.sub(current, 1, #prefix) ~= prefix then
+  if not free(current) and (string.sub(current, 1, #prefix) ~= prefix or not leaseLasts(current, millis)) then
+    -- another owner's, or this owner's lease ended and the key is in its lock delay
     longest = math.max(longest, redis.call('PTTL', KEYS[i]))
     if first < 0 then
       first = i - 1
@@ -43,8 +59,15 @@ end
 if first >= 0 then
   for i = 1, n do
     local current = redis.call('GET', KEYS[i])
-    if current and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
+    if not free(current) and string.sub(current, 1, #prefix) ~= prefix and string.sub(current, -2) ~= ':w' then
       redis.call('SET', KEYS[i], current .. ':w', 'KEEPTTL')
+    end
+    if marks and current and string.sub(current, 1, 2) == 'r|' then
+      local table = KEYS[2 * n + i]
+      redis.call('HSET', table, '~w', ARGV[1] .. ':' .. string.format('%.0f', millis() + tonumber(ARGV[5])))
+      if redis.call('PTTL', table) < tonumber(ARGV[5]) + 60000 then
+        redis.call('PEXPIRE', table, tonumber(ARGV[5]) + 60000)
+      end
     end
   end
   return {0, longest, first, holder}
@@ -58,14 +81,17 @@ end
 local result = {1}
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
-  if current then
+  if current and not free(current) then
     -- ours already (a retried acquire): refresh the lease within the cap, keep the token
     local fence, held = string.match(current, '^[^:]*:(%d+):(%d+)')
     local ttl = tonumber(ARGV[2])
     if tonumber(held) > 0 then
       ttl = math.min(ttl, tonumber(held) - math.floor(now / 1000))
     end
-    if ttl > 0 then
+    local heldDelay = exclusiveDelay(current)
+    if ttl > 0 and heldDelay then
+      redis.call('SET', KEYS[i], withLeaseEnd(current, math.floor(now / 1000) + ttl), 'PX', ttl + heldDelay)
+    elseif ttl > 0 then
       redis.call('PEXPIRE', KEYS[i], ttl)
     end
     result[i + 1] = tonumber(fence)
@@ -75,8 +101,21 @@ for i = 1, n do
       fence = now
       redis.call('SET', KEYS[n + i], string.format('%.0f', fence))
     end
-    local text = string.format('%.0f', fence)
-    redis.call('SET', KEYS[i], prefix .. text .. ':' .. string.format('%.0f', cap), 'PX', ARGV[2])
+    local waited = ''
+    if current and string.sub(current, -2) == ':w' then
+      -- kept for this writer: readers wait behind it
+      waited = ':w'
+    end
+    if marks then
+      local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
+      if mark and string.sub(mark, 1, #prefix) == prefix then
+        -- readers may wait behind this writer: its release hands the key to them
+        redis.call('HDEL', KEYS[2 * n + i], '~w')
+        waited = ':w'
+      end
+    end
+    redis.call('SET', KEYS[i], exclusiveValue(ARGV[1], fence, cap, delay, math.floor(now / 1000) + tonumber(ARGV[2]))
+      .. waited, 'PX', tonumber(ARGV[2]) + delay)
     result[i + 1] = fence
   end
 end

@@ -18,18 +18,23 @@
 -- ARGV[6]  with 'q' or 'n': how long the queue entry lives, in ms, unless the owner asks again
 -- ARGV[7]  with 'q' or 'n': the channel on which the owner's client hears its hand-offs
 -- ARGV[8]  with 'q' or 'n': the lease a hand-off grants, in ms
+-- ARGV[9]  optional: the lock delay in ms (0 or absent: none): a share whose lease ends without a
+--          release stays counted this long after it (a writer waits for it, a permit stays taken;
+--          other readers join)
 -- Returns  {1, fence}       acquired
 --          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
 --                           is refreshed within its cap; ttl = the lease now set, in ms
 --          {0, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders
 --                           as the semaphore admits, or (a reader) by readers while a writer
---                           is queued for the key, which goes first; pttl = the time until the
---                           first holder's lease ends, in ms
+--                           is queued for the key, which goes first, or free or held by readers
+--                           while a writer on several keys has marked it (holders.lua); pttl =
+--                           the time until the first holder's lease ends, in ms
 --          {-2, permits}    the key is held another way: permits = 0 for readers, 1 for an
 --                           exclusive holder, n for a semaphore of n permits; nothing done
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
 local owner, lease, kind = ARGV[1], tonumber(ARGV[2]), ARGV[4]
 local maxHold = tonumber(ARGV[3])
+local delay = tonumber(ARGV[9] or '0') or 0
 local queues = (ARGV[5] == 'q' or ARGV[5] == 'n') and KEYS[4]
 -- an owner that gets its share leaves the queue
 local function leaveQueue()
@@ -40,7 +45,8 @@ end
 -- it must wait: it marks the key (and queues) as ARGV[5] says
 local function wait(current, now)
   if queues then
-    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7],
+      delay)
   end
   if ARGV[5] ~= '' and string.sub(current, -2) ~= ':w' then
     redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
@@ -57,7 +63,7 @@ if maxHold > 0 then
   now = serverMillis()
   cap = now + maxHold
 end
-if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap}}, false), 'NX', 'PX', lease) then
+if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap, delay}}, false), 'NX', 'PX', lease + delay) then
   leaveQueue()
   return {1, fence}
 end
@@ -78,6 +84,11 @@ now = now or serverMillis()
 local latest
 holders, latest = liveHolders(KEYS[1], holders, now)
 local mine = holderOf(holders, owner)
+if mine and not holderLasts(mine, now) then
+  -- its own share, whose lease ended: in its lock delay, it waits like anyone else
+  wait(current, now)
+  return {0, math.max(0, mine[3] + mine[5] - now), 0, fence}
+end
 if mine then
   local ttl = lease
   if mine[4] > 0 then
@@ -85,7 +96,7 @@ if mine then
   end
   if ttl > 0 then
     mine[3] = now + ttl
-    latest = math.max(latest, mine[3])
+    latest = math.max(latest, mine[3] + mine[5])
   else
     ttl = math.max(0, mine[3] - now)
   end
@@ -121,7 +132,7 @@ end
 local admitted
 if kind == 'r' then
   -- a writer waiting for the readers is not starved by readers that come after it
-  admitted = #holders == 0 or not writerQueued()
+  admitted = #holders == 0 or not (writerQueued() or writerMarked(KEYS[4], now))
 else
   admitted = #holders < permitsOf(kind)
 end
@@ -129,19 +140,19 @@ if admitted then
   if maxHold > 0 then
     cap = now + maxHold
   end
-  holders[#holders + 1] = {owner, fence, now + lease, cap}
-  storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease), now)
+  holders[#holders + 1] = {owner, fence, now + lease, cap, delay}
+  storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease + delay), now)
   leaveQueue()
   return {1, fence}
 end
 if queues then
-  joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7])
+  joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7], delay)
 end
 if ARGV[5] ~= '' and not waited then
   storeShared(KEYS[1], kind, holders, true, latest, now)
 end
 local first = latest
 for _, h in ipairs(holders) do
-  first = math.min(first, h[3])
+  first = math.min(first, h[3] + h[5])
 end
 return {0, math.max(0, first - now), 0, fence}

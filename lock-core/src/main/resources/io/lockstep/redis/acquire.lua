@@ -19,6 +19,8 @@
 -- ARGV[7]  optional, with 'q' or 'n': the lease a hand-off grants the waiter, in ms (default
 --          ARGV[2]; shorter for a lease the waiter's watchdog extends, so that a waiter that
 --          vanished after it queued holds the lock up only that long)
+-- ARGV[8]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
+--          after a lease that ends without a release (see exclusiveDelay in holders.lua)
 -- Returns  {1, fence}  acquired
 --          {1, fence, ttl}  the key already held this owner token (a retried acquire, or a waiter
 --                      the lock was handed to): its lease is refreshed within its cap, and the
@@ -39,19 +41,23 @@ local function leaveQueue()
     redis.call('LREM', KEYS[3], 0, ARGV[1])
   end
 end
+local delay = tonumber(ARGV[8] or '0') or 0
 local fence = redis.call('INCR', KEYS[2])
 if fence == 1 then
   local time = redis.call('TIME')
   fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
   redis.call('SET', KEYS[2], string.format('%.0f', fence))
 end
+local now = nil
 local cap = 0
-if tonumber(ARGV[3]) > 0 then
-  local time = redis.call('TIME')
-  cap = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[3])
+if tonumber(ARGV[3]) > 0 or delay > 0 then
+  now = serverMillis()
 end
-if redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', fence) .. ':' .. string.format('%.0f', cap),
-    'NX', 'PX', ARGV[2]) then
+if tonumber(ARGV[3]) > 0 then
+  cap = now + tonumber(ARGV[3])
+end
+if redis.call('SET', KEYS[1], exclusiveValue(ARGV[1], fence, cap, delay, (now or 0) + tonumber(ARGV[2])), 'NX',
+    'PX', tonumber(ARGV[2]) + delay) then
   leaveQueue()
   return {1, fence}
 end
@@ -61,24 +67,27 @@ if string.sub(current, 1, 1) == 's' and string.find(current, '|', 1, true) then
   return {-2, tonumber(string.match(current, '^s(%d+)'))}
 end
 local prefix = ARGV[1] .. ':'
-if string.sub(current, 1, #prefix) == prefix then
-  local granted, held = string.match(current, '^[^:]*:(%d+):(%d+)')
+local held = exclusiveDelay(current)
+if string.sub(current, 1, #prefix) == prefix and (not held or leaseLasts(current, serverMillis)) then
+  local granted, heldCap = string.match(current, '^[^:]*:(%d+):(%d+)')
   local ttl = tonumber(ARGV[2])
-  if tonumber(held) > 0 then
-    local time = redis.call('TIME')
-    ttl = math.min(ttl, tonumber(held) - (tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)))
+  if tonumber(heldCap) > 0 then
+    ttl = math.min(ttl, tonumber(heldCap) - serverMillis())
   end
-  if ttl > 0 then
+  if ttl > 0 and held then
+    redis.call('SET', KEYS[1], withLeaseEnd(current, serverMillis() + ttl), 'PX', ttl + held)
+  elseif ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
   else
-    ttl = redis.call('PTTL', KEYS[1])
+    ttl = redis.call('PTTL', KEYS[1]) - (held or 0)
   end
   leaveQueue()
   return {1, tonumber(granted), ttl}
 end
 local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
 if queues and KEYS[4] then
-  joinQueue(KEYS[3], KEYS[4], ARGV[1], serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6])
+  joinQueue(KEYS[3], KEYS[4], ARGV[1], serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6],
+    delay)
 end
 if (queues or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
   redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')

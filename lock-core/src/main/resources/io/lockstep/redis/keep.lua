@@ -19,22 +19,28 @@ for i = 1, #KEYS do
     local latest
     holders, latest = liveHolders(KEYS[i], holders, now)
     local mine = holderOf(holders, ARGV[1])
-    if mine then
+    if mine and holderLasts(mine, now) then
       local ends = now + tonumber(ARGV[2])
       if mine[4] > 0 and mine[4] < ends then
         ends = mine[4]
       end
       mine[3] = ends
       mine[4] = ends
+      -- kept, then released: no lock delay after it
+      mine[5] = 0
       latest = 0
       for _, h in ipairs(holders) do
-        latest = math.max(latest, h[3])
+        latest = math.max(latest, h[3] + h[5])
       end
       storeShared(KEYS[i], kind, holders, waited, latest, now)
       kept = kept + 1
     end
-  elseif current and string.sub(current, 1, #prefix) == prefix then
+  elseif current and string.sub(current, 1, #prefix) == prefix and leaseLasts(current, function() return now end) then
     local head, cap, rest = string.match(current, '^([^:]*:%d+):(%d+)(.*)$')
+    if exclusiveDelay(current) then
+      -- kept, then released: no lock delay after it
+      rest = (string.sub(rest, -2) == ':w') and ':w' or ''
+    end
     local ends = now + tonumber(ARGV[2])
     cap = tonumber(cap)
     if cap > 0 and cap < ends then

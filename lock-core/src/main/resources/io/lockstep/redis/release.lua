@@ -21,7 +21,9 @@
 -- holder to leave frees it as above, and a semaphore's permit holder that leaves hands its permit
 -- to the first permit holder in line, or notifies the key's waiters when none is queued.
 -- Returns     the number of keys deleted or handed off; a key that expired or belongs to another
---             owner is left untouched. A hand-off is published on the waiter's channel as
+--             owner is left untouched. A key (or share) of this owner in its lock delay (its lease
+--             ended, see exclusiveDelay in holders.lua) is freed at once all the same, but not
+--             counted: the lease had ended. A hand-off is published on the waiter's channel as
 --             "g:<owner>:<fence>:<lease ms>:<key>". Where the ACL forbids the channel the release
 --             still succeeds (waiters poll, and find the lock theirs).
 local queues = ARGV[4] == 'queues'
@@ -60,15 +62,15 @@ end
 
 -- Grants a share of key i to a queued reader or permit holder (added to holders, told);
 -- returns when its lease ends.
-local function grantShare(i, holders, waiter, lease, maxHold, channel)
+local function grantShare(i, holders, waiter, lease, maxHold, channel, delay)
   local fence = nextFence(i)
   local cap = 0
   if maxHold > 0 then
     cap = clock() + maxHold
   end
-  holders[#holders + 1] = {waiter, fence, clock() + lease, cap}
+  holders[#holders + 1] = {waiter, fence, clock() + lease, cap, delay or 0}
   tell(i, channel, waiter, fence, lease)
-  return clock() + lease
+  return clock() + lease + (delay or 0)
 end
 
 -- Grants shares of key i to the live waiters of this kind first in its queue, at most room of
@@ -82,9 +84,9 @@ local function admitShares(i, kind, holders, room)
       break
     end
     local entry = redis.call('HGET', table, waiter)
-    local expires, lease, maxHold, k, channel = nil, nil, nil, nil, nil
+    local expires, lease, maxHold, k, channel, delay = nil, nil, nil, nil, nil, nil
     if entry then
-      expires, lease, maxHold, k, channel = readEntry(entry)
+      expires, lease, maxHold, k, channel, delay = readEntry(entry)
     end
     local live = expires and expires > clock()
     if live and k ~= kind then
@@ -93,7 +95,7 @@ local function admitShares(i, kind, holders, room)
     redis.call('LPOP', queue)
     redis.call('HDEL', table, waiter)
     if live then
-      latest = math.max(latest, grantShare(i, holders, waiter, lease, maxHold, channel))
+      latest = math.max(latest, grantShare(i, holders, waiter, lease, maxHold, channel, delay))
       room = room - 1
     end
   end
@@ -105,6 +107,24 @@ end
 -- none is queued.
 local function handOff(i)
   local queue, table = KEYS[n + i], KEYS[2 * n + i]
+  local mark = redis.call('HGET', table, '~w')
+  if mark and writerMarked(table, clock()) then
+    -- a writer on several keys waits for the key: only a writer first in line goes before it;
+    -- else the key is kept for that writer until its mark ends, and it is told to ask again
+    local head = redis.call('LINDEX', queue, 0)
+    local entry = head and redis.call('HGET', table, head)
+    local expires, kind = nil, nil
+    if entry then
+      local _
+      expires, _, _, kind = readEntry(entry)
+    end
+    if not (expires and expires > clock() and kind == 'x') then
+      local owner, ends = string.match(mark, '^(.*):(%d+)$')
+      redis.call('SET', KEYS[i], '~w:' .. owner .. ':w', 'PX', math.max(1, tonumber(ends) - clock()))
+      redis.pcall(publish, KEYS[i], message)
+      return true
+    end
+  end
   while true do
     local waiter = redis.call('LPOP', queue)
     if not waiter then
@@ -112,14 +132,14 @@ local function handOff(i)
     end
     local entry = redis.call('HGET', table, waiter)
     redis.call('HDEL', table, waiter)
-    local expires, lease, maxHold, kind, channel = nil, nil, nil, nil, nil
+    local expires, lease, maxHold, kind, channel, delay = nil, nil, nil, nil, nil, nil
     if entry then
-      expires, lease, maxHold, kind, channel = readEntry(entry)
+      expires, lease, maxHold, kind, channel, delay = readEntry(entry)
     end
     if expires and expires > clock() then
       if kind ~= 'x' then
         local holders = {}
-        local latest = grantShare(i, holders, waiter, lease, maxHold, channel)
+        local latest = grantShare(i, holders, waiter, lease, maxHold, channel, delay)
         local room = (kind == 'r') and -1 or (permitsOf(kind) - 1)
         latest = math.max(latest, admitShares(i, kind, holders, room))
         -- still marked: the rest of the queue is served by later releases
@@ -131,9 +151,9 @@ local function handOff(i)
       if maxHold > 0 then
         cap = clock() + maxHold
       end
-      local text = string.format('%.0f', fence)
       -- still marked: the rest of the queue is served by the next release
-      redis.call('SET', KEYS[i], waiter .. ':' .. text .. ':' .. string.format('%.0f', cap) .. ':w', 'PX', lease)
+      redis.call('SET', KEYS[i], exclusiveValue(waiter, fence, cap, delay, clock() + lease) .. ':w', 'PX',
+        lease + delay)
       tell(i, channel, waiter, fence, lease)
       return true
     end
@@ -189,6 +209,12 @@ for i = 1, n do
   if queues and ARGV[5] == 'leave' then
     local left = redis.call('LREM', KEYS[n + i], 0, ARGV[1])
     redis.call('HDEL', KEYS[2 * n + i], ARGV[1])
+    local mark = redis.call('HGET', KEYS[2 * n + i], '~w')
+    if mark and string.sub(mark, 1, #prefix) == prefix then
+      -- a writer on several keys gives up: the readers behind it ask again
+      redis.call('HDEL', KEYS[2 * n + i], '~w')
+      left = 1
+    end
     if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
       -- a writer that readers waited behind gives up: the readers first in line join the
       -- readers now, and those not queued are told to ask again
@@ -207,10 +233,21 @@ for i = 1, n do
     end
   end
   if current and string.sub(current, 1, #prefix) == prefix then
-    released = released + 1
+    if leaseLasts(current, clock) then
+      released = released + 1
+    end
     free(i, current)
   elseif current and holdsShare(current, ARGV[1]) then
-    released = released + 1
+    local _, holders = parseShared(current)
+    local mine = holderOf(holders, ARGV[1])
+    if mine and mine[5] > 0 then
+      -- with a lock delay: not counted when in it (the lease had ended)
+      mine = holderOf(liveHolders(KEYS[i], holders, clock()), ARGV[1])
+      mine = (mine and holderLasts(mine, clock())) and mine or nil
+    end
+    if mine then
+      released = released + 1
+    end
     leaveShare(i, current)
   end
 end

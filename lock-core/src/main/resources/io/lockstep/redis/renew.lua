@@ -5,7 +5,8 @@
 -- ARGV[2i]    the new lease of KEYS[i] in milliseconds
 -- A share of a key held by readers or permit holders (holders.lua) is renewed on its own.
 -- Returns     {r1, ..., rn}: the lease granted in ms (> 0); 0 the key is gone or held by
---             another owner (lost); -1 the cap allows no extension (the key expires by it)
+--             another owner, or its lease ended and it is in its lock delay (lost); -1 the cap
+--             allows no extension (the key expires by it, plus its lock delay)
 local now = nil
 
 -- Renews one share of a key held by readers or permit holders (holders.lua): its own
@@ -16,7 +17,7 @@ local function renewShare(key, current, owner, asked)
   local latest
   holders, latest = liveHolders(key, holders, now)
   local mine = holderOf(holders, owner)
-  if not mine then
+  if not mine or not holderLasts(mine, now) then
     return 0
   end
   local ttl = asked
@@ -27,7 +28,7 @@ local function renewShare(key, current, owner, asked)
     return -1
   end
   mine[3] = now + ttl
-  storeShared(key, kind, holders, waited, math.max(latest, mine[3]), now)
+  storeShared(key, kind, holders, waited, math.max(latest, mine[3] + mine[5]), now)
   return ttl
 end
 
@@ -37,17 +38,19 @@ for i = 1, #KEYS do
   local prefix = ARGV[2 * i - 1] .. ':'
   if current and holdsShare(current, ARGV[2 * i - 1]) then
     result[i] = renewShare(KEYS[i], current, ARGV[2 * i - 1], tonumber(ARGV[2 * i]))
-  elseif current and string.sub(current, 1, #prefix) == prefix then
+  elseif current and string.sub(current, 1, #prefix) == prefix
+      and (not exclusiveDelay(current) or leaseLasts(current, serverMillis)) then
     local ttl = tonumber(ARGV[2 * i])
     local cap = tonumber(string.match(current, '^[^:]*:%d+:(%d+)'))
     if cap and cap > 0 then
-      if not now then
-        local time = redis.call('TIME')
-        now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-      end
+      now = now or serverMillis()
       ttl = math.min(ttl, cap - now)
     end
-    if ttl > 0 then
+    local delay = exclusiveDelay(current)
+    if ttl > 0 and delay then
+      redis.call('SET', KEYS[i], withLeaseEnd(current, serverMillis() + ttl), 'PX', ttl + delay)
+      result[i] = ttl
+    elseif ttl > 0 then
       redis.call('PEXPIRE', KEYS[i], ttl)
       result[i] = ttl
     else

@@ -33,8 +33,8 @@ class ClusterContractTests extends LockContract {
 			.create(RedisURI.create("127.0.0.1", cluster.masters().get(2).port()));
 		closer.add(first::shutdown);
 		closer.add(second::shutdown);
-		RedisLockTemplate a = RedisLockTemplate.builder(first).build();
-		RedisLockTemplate b = RedisLockTemplate.builder(second).build();
+		RedisLockTemplate a = RedisLockTemplate.builder(first).lockDelay(DELAYED, LOCK_DELAY).build();
+		RedisLockTemplate b = RedisLockTemplate.builder(second).lockDelay(DELAYED, LOCK_DELAY).build();
 		closer.add(a);
 		closer.add(b);
 		return List.of(a, b);

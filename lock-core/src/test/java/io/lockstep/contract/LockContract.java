@@ -59,7 +59,55 @@ abstract class LockContract {
 	/** The masters that store the locks of the templates last returned. */
 	abstract List<RedisNode> masters();
 
+	/**
+	 * The lock name whose locks the templates give a lock delay of {@link #LOCK_DELAY}.
+	 */
+	static final String DELAYED = "delayed";
+
+	static final Duration LOCK_DELAY = Duration.ofMillis(1_500);
+
 	private long counter;
+
+	/**
+	 * A lease that ends without a release leaves the key unavailable for the lock delay
+	 * after it (counted from the lease's end in the store), to every other client; a
+	 * release frees it at once.
+	 */
+	@Test
+	void aLeaseThatEndsWithoutAReleaseLeavesTheKeyUnavailableForTheLockDelay(RedisFixture fixture) throws Exception {
+		List<AutoCloseable> closer = new ArrayList<>();
+		try {
+			List<RedisLockTemplate> templates = templates(fixture, closer);
+			io.lockstep.LockTemplate first = templates.get(0).named(DELAYED);
+			io.lockstep.LockTemplate second = templates.get(1).named(DELAYED);
+			try (LockHandle released = first.acquire("released")) {
+				assertThat(second.tryAcquire("released")).isEmpty();
+			}
+			assertThat(second.tryAcquire("released")).as("free at once after a release")
+				.isPresent()
+				.get()
+				.satisfies(LockHandle::close);
+			long lease = 400;
+			LockHandle lost = first.withLeaseTime(Duration.ofMillis(lease)).acquire("lapsed");
+			long granted = System.nanoTime();
+			try (LockHandle next = second.withWaitTime(Duration.ofSeconds(10)).acquire("lapsed")) {
+				long afterMillis = (System.nanoTime() - granted) / 1_000_000;
+				System.out.printf(
+						"%s: a fixed lease of %d ms ended without a release, lock delay %d ms: another "
+								+ "client got the key %d ms after the grant%n",
+						topology(), lease, LOCK_DELAY.toMillis(), afterMillis);
+				assertThat(afterMillis).isBetween(lease + LOCK_DELAY.toMillis() - 100,
+						lease + LOCK_DELAY.toMillis() + 1_500);
+			}
+			assertThat(lost.isHeld()).isFalse();
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lost::close);
+		}
+		finally {
+			for (int i = closer.size() - 1; i >= 0; i--) {
+				closer.get(i).close();
+			}
+		}
+	}
 
 	@Test
 	void twoClientsExcludeEachOtherWithExactCountsAndIncreasingFencingTokens(RedisFixture fixture) throws Exception {

@@ -31,8 +31,16 @@ class RedlockContractTests extends LockContract {
 		// a node timeout with margins for a busy machine: a quorum that does not answer
 		// in
 		// time fails the call (it is not retried)
-		RedisLockTemplate a = Redlock.nodes(uris).nodeTimeout(Duration.ofMillis(500)).builder().build();
-		RedisLockTemplate b = Redlock.nodes(uris).nodeTimeout(Duration.ofMillis(500)).builder().build();
+		RedisLockTemplate a = Redlock.nodes(uris)
+			.nodeTimeout(Duration.ofMillis(500))
+			.builder()
+			.lockDelay(DELAYED, LOCK_DELAY)
+			.build();
+		RedisLockTemplate b = Redlock.nodes(uris)
+			.nodeTimeout(Duration.ofMillis(500))
+			.builder()
+			.lockDelay(DELAYED, LOCK_DELAY)
+			.build();
 		closer.add(a);
 		closer.add(b);
 		return List.of(a, b);

@@ -36,8 +36,8 @@ class SentinelContractTests extends LockContract {
 		RedisClient second = RedisClient.create(master);
 		closer.add(first::shutdown);
 		closer.add(second::shutdown);
-		RedisLockTemplate a = RedisLockTemplate.builder(first).build();
-		RedisLockTemplate b = RedisLockTemplate.builder(second).build();
+		RedisLockTemplate a = RedisLockTemplate.builder(first).lockDelay(DELAYED, LOCK_DELAY).build();
+		RedisLockTemplate b = RedisLockTemplate.builder(second).lockDelay(DELAYED, LOCK_DELAY).build();
 		closer.add(a);
 		closer.add(b);
 		return List.of(a, b);

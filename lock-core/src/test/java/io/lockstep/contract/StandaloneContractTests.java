@@ -30,8 +30,8 @@ class StandaloneContractTests extends LockContract {
 		RedisClient second = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
 		closer.add(first::shutdown);
 		closer.add(second::shutdown);
-		RedisLockTemplate a = RedisLockTemplate.builder(first).build();
-		RedisLockTemplate b = RedisLockTemplate.builder(second).build();
+		RedisLockTemplate a = RedisLockTemplate.builder(first).lockDelay(DELAYED, LOCK_DELAY).build();
+		RedisLockTemplate b = RedisLockTemplate.builder(second).lockDelay(DELAYED, LOCK_DELAY).build();
 		closer.add(a);
 		closer.add(b);
 		return List.of(a, b);

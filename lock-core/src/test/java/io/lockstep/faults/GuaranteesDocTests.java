@@ -35,7 +35,7 @@ class GuaranteesDocTests {
 	@Test
 	void everyTopologyStatementLinksATestThatExists() throws IOException {
 		check("docs/topologies.md", List.of("## One master", "## Sentinel (a master, its replicas, and Sentinels)",
-				"## Cluster", "## Redlock (independent masters)"), 20);
+				"## Cluster", "## Redlock (independent masters)", "## Valkey"), 20);
 	}
 
 	/**

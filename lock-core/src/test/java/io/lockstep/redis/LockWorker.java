@@ -23,8 +23,8 @@ import io.lockstep.test.Sentinels;
  * <li>{@code contend <lockPort> <ledgerPort> <key> <threads> <iterations>}: prints
  * {@code READY}, waits for {@code GO} on stdin, runs {@link Contention}, prints
  * {@code RESULT overlaps=.. violations=.. done=..};</li>
- * <li>{@code hold <lockPort> <key> <leaseMillis>}: acquires with a watchdog lease, prints
- * {@code ACQUIRED <fencingToken>} and parks until killed;</li>
+ * <li>{@code hold <lockPort> <key> <leaseMillis> [lockDelayMillis]}: acquires with a
+ * watchdog lease, prints {@code ACQUIRED <fencingToken>} and parks until killed;</li>
  * <li>{@code wait <lockPort> <key> <leaseMillis>}: prints {@code WAITING}, waits (up to 2
  * minutes) for the lock with a fixed lease, prints {@code ACQUIRED <fencingToken>} and
  * parks until killed;</li>
@@ -50,7 +50,34 @@ public final class LockWorker {
 	private LockWorker() {
 	}
 
+	/**
+	 * {@code hold-redlock <port,port,...> <key> <leaseMillis> <lockDelayMillis>}: like
+	 * {@code hold}, on Redlock over those masters.
+	 */
+	private static void holdOnRedlock(String[] args) {
+		java.util.List<RedisURI> nodes = java.util.Arrays.stream(args[1].split(","))
+			.map((port) -> RedisURI.create("127.0.0.1", Integer.parseInt(port)))
+			.toList();
+		long lease = Long.parseLong(args[3]);
+		RedisLockTemplate locks = io.lockstep.redlock.Redlock.nodes(nodes)
+			.nodeTimeout(Duration.ofMillis(500))
+			.builder()
+			.leaseTime(Duration.ofMillis(lease))
+			.commandTimeout(Duration.ofMillis(lease / 4))
+			.lockDelay(Duration.ofMillis(Long.parseLong(args[4])))
+			.build();
+		held = Retried.call(() -> locks.acquire(args[2]), Duration.ofSeconds(30), Duration.ofMillis(50));
+		report("ACQUIRED " + held.fencingToken());
+		while (true) {
+			LockSupport.park();
+		}
+	}
+
 	public static void main(String[] args) throws Exception {
+		if (args[0].equals("hold-redlock")) {
+			holdOnRedlock(args);
+			return;
+		}
 		RedisClient ledgerOfShared = args[0].equals("contend-shared")
 				? RedisClient.create(RedisURI.create("127.0.0.1", Integer.parseInt(args[2]))) : null;
 		if (ledgerOfShared != null) {
@@ -79,6 +106,7 @@ public final class LockWorker {
 			RedisLockTemplate built = RedisLockTemplate.builder(lockClient)
 				.leaseTime(Duration.ofMillis(Long.parseLong(args[3])))
 				.commandTimeout(Duration.ofMillis(Long.parseLong(args[3]) / 4))
+				.lockDelay(Duration.ofMillis((args.length > 4) ? Long.parseLong(args[4]) : 0))
 				.build();
 			RedisLockTemplate locks = args[0].equals("hold-read") ? built.read() : built;
 			held = Retried.call(() -> locks.acquire(args[2]), Duration.ofSeconds(30), Duration.ofMillis(50));

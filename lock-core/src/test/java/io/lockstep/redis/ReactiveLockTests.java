@@ -317,6 +317,39 @@ class ReactiveLockTests {
 		}
 	}
 
+	/**
+	 * A reactive lock on more keys than its subscription holds acquires only the missing
+	 * ones, as a blocking call does, and its end releases only those.
+	 */
+	@Test
+	void aReactiveLockOnMoreKeysThanTheSubscriptionHoldsAcquiresOnlyTheMissingOnes() {
+		try (RedisLockTemplate blocking = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(3)).build()) {
+			ReactiveLockTemplate locks = ReactiveLocks.of(blocking);
+			long start = System.nanoTime();
+			AtomicLong innerHeld = new AtomicLong(-1);
+			StepVerifier.create(
+					locks
+						.execute(
+								"order:9", (
+										outer) -> locks
+											.executeAll(List.of("order:9", "order:10"),
+													(inner) -> Mono.fromCallable(() -> innerHeld.getAndSet(this.probe
+														.exists("lockstep:order:9", "lockstep:order:10"))))
+											.then(Mono.fromCallable(() -> List.of(this.probe.exists("lockstep:order:9"),
+													this.probe.exists("lockstep:order:10"))))))
+				.expectNext(List.of(1L, 0L))
+				.verifyComplete();
+			long millis = (System.nanoTime() - start) / 1_000_000;
+			System.out.printf("reactive superset: done after %d ms (wait time 3 s); keys held inside: %d%n", millis,
+					innerHeld.get());
+			assertThat(millis).isLessThan(1_500);
+			assertThat(innerHeld.get()).as("both keys inside").isEqualTo(2);
+			assertThat(io.lockstep.test.Eventually.holds(Duration.ofSeconds(5),
+					() -> this.probe.exists("lockstep:order:9", "lockstep:order:10") == 0))
+				.isTrue();
+		}
+	}
+
 	@Test
 	void anErrorOfTheWorkReleasesTheLockAndReachesTheSubscriber() {
 		try (RedisLockTemplate blocking = TestLocks.builder(this.client).build()) {

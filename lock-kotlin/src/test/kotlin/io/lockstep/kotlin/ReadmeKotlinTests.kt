@@ -14,18 +14,18 @@ import java.nio.file.Files
 import java.nio.file.Path
 
 /**
- * The README's "Kotlin" section: its code block is `Shipments.kt` of this test source set
- * as it stands (so the build compiles it, with the kotlin-spring plugin a Spring Boot
+ * The "Kotlin" section of `docs/reactive-and-kotlin.md`: its code block is `Shipments.kt` of
+ * this test source set as it stands (so the build compiles it, with the kotlin-spring plugin a Spring Boot
  * Kotlin project has), and it runs against a real Redis.
  */
 @RedisTest
 class ReadmeKotlinTests {
 
 	@Test
-	fun theReadmesKotlinBlockIsShipmentsKtAsItStands() {
-		val readme = Files.readString(Path.of("..", "README.md"))
+	fun theDocumentedKotlinBlockIsShipmentsKtAsItStands() {
+		val readme = Files.readString(Path.of("..", "docs", "reactive-and-kotlin.md"))
 		val section = readme.indexOf("\n## Kotlin\n")
-		assertThat(section).`as`("README section 'Kotlin'").isPositive()
+		assertThat(section).`as`("docs/reactive-and-kotlin.md: section 'Kotlin'").isPositive()
 		val from = readme.indexOf("```kotlin\n", section) + "```kotlin\n".length
 		val block = readme.substring(from, readme.indexOf("```", from))
 		val source = Files.readString(Path.of("src/test/kotlin/com/example/orders/Shipments.kt"))
@@ -33,7 +33,7 @@ class ReadmeKotlinTests {
 	}
 
 	@Test
-	fun theReadmesShipmentsLockAgainstRedis(redis: RedisNode) {
+	fun theDocumentedShipmentsLockAgainstRedis(redis: RedisNode) {
 		contextRunner(redis, Shipments::class.java).run { context ->
 			val shipments = context.getBean(Shipments::class.java)
 			val shipped = runBlocking {

@@ -9,17 +9,22 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Finds the {@code redis-server} binary: the system property {@value #PROPERTY} (or the
- * environment variable {@value #ENVIRONMENT}) when set, else {@code redis-server} on
- * {@code PATH}, else the binary shipped inside the
- * {@code com.github.codemonstur:embedded-redis} jar, extracted once to the temporary
- * folder. The value {@value #EMBEDDED} picks the jar's binary even when one is on
- * {@code PATH} (CI runs the suite so, as on a machine without Redis).
+ * Finds the server binary: the system property {@value #PROPERTY} (or the environment
+ * variable {@value #ENVIRONMENT}) when set, else {@code redis-server} on {@code PATH},
+ * else the binary shipped inside the {@code com.github.codemonstur:embedded-redis} jar,
+ * extracted once to the temporary folder. The property names a {@code redis-server} or a
+ * {@code valkey-server} alike; the value {@value #EMBEDDED} picks the jar's binary even
+ * when one is on {@code PATH} (CI runs the suite so, as on a machine without Redis), and
+ * {@value #VALKEY} picks {@code valkey-server} on {@code PATH}. A binary the property
+ * names that cannot be run fails every test that needs it; it never falls back to
+ * another.
  */
 final class RedisBinary {
 
@@ -29,6 +34,11 @@ final class RedisBinary {
 
 	/** The value of {@value #PROPERTY} that picks the embedded-redis jar's binary. */
 	static final String EMBEDDED = "embedded";
+
+	/** The value of {@value #PROPERTY} that picks {@code valkey-server} on PATH. */
+	static final String VALKEY = "valkey";
+
+	private static final Pattern SERVER_VERSION = Pattern.compile("^(\\w+) server v=(\\S+)");
 
 	private static final Logger logger = LoggerFactory.getLogger(RedisBinary.class);
 
@@ -52,7 +62,7 @@ final class RedisBinary {
 			synchronized (RedisBinary.class) {
 				binary = resolved;
 				if (binary == null) {
-					binary = resolve();
+					binary = resolve(System.getProperty(PROPERTY, System.getenv(ENVIRONMENT)));
 					logger.info("redis-server for tests: {} ({}, {})", binary.path, binary.source, binary.version);
 					resolved = binary;
 				}
@@ -95,20 +105,39 @@ final class RedisBinary {
 		return this.version;
 	}
 
-	private static RedisBinary resolve() {
-		String configured = System.getProperty(PROPERTY, System.getenv(ENVIRONMENT));
+	/**
+	 * The server and its version as {@code --version} names them, e.g.
+	 * {@code valkey-server 8.0.1} or {@code redis-server 7.0.15}.
+	 */
+	String server() {
+		Matcher matcher = SERVER_VERSION.matcher(this.version);
+		return matcher.find() ? matcher.group(1).toLowerCase(Locale.ROOT) + "-server " + matcher.group(2)
+				: this.version;
+	}
+
+	/** The binary the value of {@value #PROPERTY} (or {@code null}) names. */
+	static RedisBinary resolve(String configured) {
 		if (EMBEDDED.equals(configured)) {
 			return embedded();
+		}
+		if (VALKEY.equals(configured)) {
+			Path valkey = findOnPath("valkey-server");
+			if (valkey == null) {
+				throw new IllegalStateException(PROPERTY + "/" + ENVIRONMENT + " is '" + VALKEY
+						+ "' but there is no valkey-server on PATH; install one (e.g. Debian's valkey-server "
+						+ "package) or set -D" + PROPERTY + "=/path/to/valkey-server");
+			}
+			return new RedisBinary(valkey, "configured");
 		}
 		if (configured != null && !configured.isBlank()) {
 			Path path = Path.of(configured);
 			if (!Files.isExecutable(path)) {
 				throw new IllegalStateException(
-						"redis-server set by " + PROPERTY + "/" + ENVIRONMENT + " is not executable: " + path);
+						"The server set by " + PROPERTY + "/" + ENVIRONMENT + " is not executable: " + path);
 			}
 			return new RedisBinary(path, "configured");
 		}
-		Path onPath = findOnPath();
+		Path onPath = findOnPath("redis-server");
 		if (onPath != null) {
 			return new RedisBinary(onPath, "PATH");
 		}
@@ -122,7 +151,7 @@ final class RedisBinary {
 		return new RedisBinary(extract(resource), "embedded-redis jar");
 	}
 
-	private static Path findOnPath() {
+	private static Path findOnPath(String name) {
 		String path = System.getenv("PATH");
 		if (path == null) {
 			return null;
@@ -131,7 +160,7 @@ final class RedisBinary {
 			if (dir.isEmpty()) {
 				continue;
 			}
-			Path candidate = Path.of(dir, "redis-server");
+			Path candidate = Path.of(dir, name);
 			if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
 				return candidate;
 			}

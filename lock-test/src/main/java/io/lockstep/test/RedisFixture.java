@@ -7,7 +7,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import org.slf4j.Logger;
@@ -30,7 +33,15 @@ public final class RedisFixture implements AutoCloseable {
 
 	private final List<RedisNode> nodes = new CopyOnWriteArrayList<>();
 
+	private static final AtomicInteger fixtures = new AtomicInteger();
+
+	private final int id = fixtures.incrementAndGet();
+
+	private final Set<RedisBinary> announced = ConcurrentHashMap.newKeySet();
+
 	private volatile RedisBinary binary;
+
+	private volatile String server;
 
 	/**
 	 * Starts every later node of this fixture from the Redis 6.2 binary shipped in the
@@ -54,6 +65,17 @@ public final class RedisFixture implements AutoCloseable {
 	/** The {@code redis-server --version} of the binary later nodes start from. */
 	public String redisVersion() {
 		return binary().version();
+	}
+
+	/**
+	 * The server this fixture's nodes name themselves in their {@code INFO} (e.g.
+	 * {@code valkey-server 8.0.1} or {@code redis-server 7.0.15}), of the binary it
+	 * started a node from last; before any node ran, the one the binary's
+	 * {@code --version} names.
+	 */
+	public String server() {
+		String current = this.server;
+		return (current != null) ? current : binary().server();
 	}
 
 	private RedisBinary binary() {
@@ -198,6 +220,7 @@ public final class RedisFixture implements AutoCloseable {
 			try {
 				node.start(freePort());
 				this.nodes.add(node);
+				announce(node);
 				return node;
 			}
 			catch (IllegalStateException ex) {
@@ -210,6 +233,20 @@ public final class RedisFixture implements AutoCloseable {
 			}
 		}
 		throw last;
+	}
+
+	/**
+	 * Logs, once per fixture and binary, the server that ran as it names itself: the line
+	 * CI reads to prove which server each fixture ran (e.g. {@code valkey-server 8.0.1}).
+	 */
+	private void announce(RedisNode node) {
+		RedisBinary current = binary();
+		if (this.announced.add(current)) {
+			String named = node.server();
+			this.server = named;
+			String chosen = (current == this.binary) ? current.source() + ", chosen by the test" : current.source();
+			logger.info("fixture {} ran {} ({}, {})", this.id, named, current.path(), chosen);
+		}
 	}
 
 	private static int freePort() {

@@ -151,6 +151,31 @@ public final class RedisNode implements AutoCloseable {
 					(line) -> line.substring(line.indexOf(':') + 1), (a, b) -> b));
 	}
 
+	/**
+	 * The server as it names itself in {@code INFO server}, e.g.
+	 * {@code valkey-server 8.0.1} ({@code server_name} and {@code valkey_version}) or
+	 * {@code redis-server 7.0.15} (Redis has no {@code server_name}; its version is
+	 * {@code redis_version}). Valkey also reports a {@code redis_version} (7.2.4 for
+	 * Valkey 8), which says nothing of its features: ask {@link #hasCommand(String)}
+	 * instead.
+	 */
+	public String server() {
+		Map<String, String> server = info("server");
+		String name = server.getOrDefault("server_name", "redis");
+		String version = server.getOrDefault(name + "_version", server.get("redis_version"));
+		return name + "-server " + version;
+	}
+
+	/**
+	 * Whether the server knows the command ({@code COMMAND INFO}), e.g.
+	 * {@code SSUBSCRIBE} for sharded pub/sub: what a test asks instead of reading a
+	 * version string.
+	 */
+	public boolean hasCommand(String command) {
+		Object reply = call("COMMAND", "INFO", command);
+		return reply instanceof List<?> list && !list.isEmpty() && list.get(0) != null;
+	}
+
 	/** Kills the process and removes its folder. */
 	@Override
 	public void close() {

@@ -71,6 +71,10 @@ class RedisContainerLockTests {
 		Properties server = this.redisTemplate
 			.execute((RedisCallback<Properties>) (connection) -> connection.serverCommands().info("server"));
 		assertThat(server).containsEntry("tcp_port", String.valueOf(PORT));
+		// Valkey names itself (server_name, valkey_version); Redis has redis_version only
+		String name = server.getProperty("server_name", "redis");
+		System.out.printf("container of %s runs %s-server %s%n", redis.getDockerImageName(), name,
+				server.getProperty(name + "_version"));
 	}
 
 	@Test

@@ -11,14 +11,16 @@ import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
 
 /**
- * A Redis container that listens on 127.0.0.1 of the host network, so it works with an
- * engine started with {@code --bridge=none} (where port mapping is silently ignored).
+ * A Redis (or Valkey) container that listens on 127.0.0.1 of the host network, so it
+ * works with an engine started with {@code --bridge=none} (where port mapping is silently
+ * ignored).
  *
  * <p>
  * System properties: {@value #IMAGE_PROPERTY} (default {@value #DEFAULT_IMAGE}) names the
- * image, whose {@code redis-server} must be on its {@code PATH};
- * {@value #PULL_PROPERTY}{@code =false} never pulls it (for an engine without a registry,
- * with a locally built image).
+ * image; {@value #COMMAND_PROPERTY} (default {@value #DEFAULT_COMMAND}) the server it
+ * runs, on the image's {@code PATH} ({@code valkey-server} for a Valkey image);
+ * {@value #PULL_PROPERTY}{@code =false} never pulls the image (for an engine without a
+ * registry, with a locally built image).
  */
 final class RedisContainers {
 
@@ -26,18 +28,23 @@ final class RedisContainers {
 
 	static final String PULL_PROPERTY = "lockstep.test.pull-image";
 
+	static final String COMMAND_PROPERTY = "lockstep.test.redis-command";
+
+	static final String DEFAULT_COMMAND = "redis-server";
+
 	static final String DEFAULT_IMAGE = "redis:7.4";
 
 	private RedisContainers() {
 	}
 
 	/**
-	 * A container (not started) running {@code redis-server} on 127.0.0.1:{@code port}.
+	 * A container (not started) running the server on 127.0.0.1:{@code port}; Redis and
+	 * Valkey both log "Ready to accept connections" once they do.
 	 */
 	static GenericContainer<?> onHostNetwork(int port) {
 		DockerImageName image = DockerImageName.parse(System.getProperty(IMAGE_PROPERTY, DEFAULT_IMAGE));
 		GenericContainer<?> container = new GenericContainer<>(image).withNetworkMode("host")
-			.withCommand("redis-server", "--port", String.valueOf(port), "--bind", "127.0.0.1", "--protected-mode",
+			.withCommand(System.getProperty(COMMAND_PROPERTY, DEFAULT_COMMAND), "--port", String.valueOf(port), "--bind", "127.0.0.1", "--protected-mode",
 					"no")
 			.waitingFor(Wait.forLogMessage(".*Ready to accept connections.*", 1)
 				.withStartupTimeout(Duration.ofSeconds(60)));

@@ -55,6 +55,8 @@ abstract class Acquirer implements Wake {
 
 	private final long minHoldNanos;
 
+	private final long delayMillis;
+
 	/** Whether a caller that finds the lock held skips its work (outcome "skipped"). */
 	private final boolean skips;
 
@@ -79,8 +81,9 @@ abstract class Acquirer implements Wake {
 	 */
 	volatile Waiter waiter;
 
-	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos, boolean skips) {
+	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold, boolean skips) {
+		long leaseNanos = hold.leaseNanos();
+		boolean renewed = hold.renewed();
 		this.context = context;
 		this.store = context.store();
 		this.wakeUps = context.wakeUps();
@@ -90,7 +93,8 @@ abstract class Acquirer implements Wake {
 		this.waitNanos = waitNanos;
 		this.leaseNanos = leaseNanos;
 		this.renewed = renewed;
-		this.minHoldNanos = minHoldNanos;
+		this.minHoldNanos = hold.minHoldNanos();
+		this.delayMillis = hold.delayMillis();
 		this.skips = skips;
 		this.grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, context.maxHoldNanos())));
 		this.maxHoldMillis = (context.maxHoldNanos() != Long.MAX_VALUE)
@@ -141,15 +145,11 @@ abstract class Acquirer implements Wake {
 		}
 		Acquisition.Undo undo = step.undo();
 		if (undo != null) {
-			// sent without waiting; the command it undoes may still run before it
-			try {
-				this.store.release(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
-						: LockStore.Release.undo(this.id, undo.owner()));
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Undoing an attempt on '{}' failed; what it took expires on its own", this.id.display(),
-						ex);
-			}
+			// sent without waiting, after the command it undoes, and again until it lands
+			// or what it gives back has expired
+			this.context.releases()
+				.land(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
+						: LockStore.Release.undo(this.id, undo.owner()), undo.untilNanos());
 		}
 		if (step.action() instanceof Acquisition.Send && this.waiter != null) {
 			this.waiter.rearm();
@@ -204,7 +204,7 @@ abstract class Acquirer implements Wake {
 	/** The store request of an attempt. */
 	final LockStore.Acquire request(Acquisition.Send send) {
 		return new LockStore.Acquire(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis, send.entryMillis(),
-				this.handOffMillis, send.queued());
+				this.handOffMillis, send.queued(), this.delayMillis);
 	}
 
 	/** The event of an attempt's reply. */

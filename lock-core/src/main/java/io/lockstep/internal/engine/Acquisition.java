@@ -44,6 +44,9 @@ final class Acquisition implements AcquisitionProtocol {
 
 	private long start;
 
+	/** When the event being handled is handled. */
+	private long now;
+
 	private String owner;
 
 	/** Whether it holds the first caller's asking gate. */
@@ -94,6 +97,7 @@ final class Acquisition implements AcquisitionProtocol {
 	 */
 	Step start(long now, boolean firstCaller, boolean hearsHandOffs) {
 		this.start = now;
+		this.now = now;
 		this.owner = this.terms.tokens().get();
 		if (this.terms.id().keys().size() == 1 && this.terms.waitNanos() > 0) {
 			if (!firstCaller) {
@@ -107,6 +111,7 @@ final class Acquisition implements AcquisitionProtocol {
 
 	/** The next step after the event; an ended acquisition ignores every event. */
 	Step on(Event event, long now) {
+		this.now = now;
 		if (this.phase.isEnded()) {
 			return new Step(false, null, null);
 		}
@@ -192,7 +197,7 @@ final class Acquisition implements AcquisitionProtocol {
 		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued());
 		LockException reported = new LockException(
 				"Could not acquire lock '" + this.terms.id().display() + "': " + failure.getMessage(), failure);
-		return done(Phase.FAILED, null, reported, new Undo(this.owner, mayBeQueued));
+		return done(Phase.FAILED, null, reported, undo(mayBeQueued));
 	}
 
 	private Step handedOff(HandedOff handOff, long now) {
@@ -226,12 +231,25 @@ final class Acquisition implements AcquisitionProtocol {
 	}
 
 	private Step abort(LockException reason) {
-		Undo undo = this.inFlight ? new Undo(this.owner, true) : leaveIfQueued();
+		Undo undo = this.inFlight ? undo(true) : leaveIfQueued();
 		return done(Phase.ABORTED, null, reason, undo);
 	}
 
 	private Undo leaveIfQueued() {
-		return (this.queue.queued() || this.queue.hasPending()) ? new Undo(this.owner, true) : null;
+		return (this.queue.queued() || this.queue.hasPending()) ? undo(true) : null;
+	}
+
+	/**
+	 * Undoes what may be held or queued under the owner token, sent again until it lands
+	 * or twice the lease has passed (at least a lease and a queue entry's life): an
+	 * attempt on its way runs no later than its command timeout (at most a third of the
+	 * lease) from now, what it takes lasts a lease, and a queue entry or a hand-off to it
+	 * no longer.
+	 */
+	private Undo undo(boolean leave) {
+		long lease = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
+		long entry = TimeUnit.MILLISECONDS.toNanos(QUEUE_ENTRY_MILLIS);
+		return new Undo(this.owner, leave, this.now + lease + Math.max(lease, entry));
 	}
 
 	private Step send(long now, boolean queue) {

@@ -110,8 +110,12 @@ interface AcquisitionProtocol {
 	record Grant(String owner, long[] fencingTokens, long sentNanos, long grantedNanos, long capNanos) {
 	}
 
-	/** Release (and, with {@code leave}, leave the queue) under the owner token. */
-	record Undo(String owner, boolean leave) {
+	/**
+	 * Release (and, with {@code leave}, leave the queue) under the owner token; sent
+	 * again each time it does not land (a dropped connection loses what it had not
+	 * written) until {@code untilNanos}, by when whatever it gives back has expired.
+	 */
+	record Undo(String owner, boolean leave, long untilNanos) {
 	}
 
 	/**

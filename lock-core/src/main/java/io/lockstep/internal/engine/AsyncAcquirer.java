@@ -37,9 +37,8 @@ final class AsyncAcquirer extends Acquirer {
 
 	private long timerNumber;
 
-	AsyncAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed,
-			long minHoldNanos, boolean skips) {
-		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
+	AsyncAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold, boolean skips) {
+		super(context, id, lockName, waitNanos, hold, skips);
 		this.threads = context.threads().get();
 	}
 

@@ -15,9 +15,9 @@ final class BlockingAcquirer extends Acquirer {
 
 	private final Thread thread = Thread.currentThread();
 
-	BlockingAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, long leaseNanos,
-			boolean renewed, long minHoldNanos, boolean skips) {
-		super(context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips);
+	BlockingAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold,
+			boolean skips) {
+		super(context, id, lockName, waitNanos, hold, skips);
 	}
 
 	/**

@@ -64,7 +64,11 @@ final class Lease {
 
 	private final boolean renewed;
 
-	private final long minHoldNanos;
+	/**
+	 * How long after acquisition the keys stay taken when released earlier, or 0; moved
+	 * only by {@link #holdAtLeastUntil}.
+	 */
+	private volatile long minHoldNanos;
 
 	private final long acquiredNanos;
 
@@ -155,6 +159,16 @@ final class Lease {
 			return 0;
 		}
 		return Math.max(0, TimeUnit.NANOSECONDS.toMillis(this.acquiredNanos + this.minHoldNanos - nowNanos));
+	}
+
+	/**
+	 * Moves the end of the minimum hold to {@code endNanos} (a {@code nanoTime}), earlier
+	 * or later than it was, never past the max-hold cap: a release before then leaves the
+	 * keys to expire at that moment.
+	 */
+	void holdAtLeastUntil(long endNanos) {
+		long end = (endNanos - this.capNanos > 0) ? this.capNanos : endNanos;
+		this.minHoldNanos = Math.max(0, end - this.acquiredNanos);
 	}
 
 	long capNanos() {

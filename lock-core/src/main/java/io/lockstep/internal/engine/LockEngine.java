@@ -93,17 +93,14 @@ public final class LockEngine implements AutoCloseable {
 	/**
 	 * Acquires the lock for the current call, waiting up to {@code waitNanos}. Keys the
 	 * call holds already are re-entered; only the others are acquired.
-	 * @param renewed whether the watchdog renews the lease (else it is fixed)
-	 * @param minHoldNanos how long after acquisition the keys stay taken when released
-	 * earlier, or 0
+	 * @param hold the lease, its renewal, minimum hold and lock delay
 	 * @param throwOnTimeout whether a wait that ran out throws; else it returns
 	 * {@code null}, for a caller that skips its work (observed as {@code skipped}, not
 	 * {@code timeout})
 	 * @return the handle, or {@code null} when not acquired and not
 	 * {@code throwOnTimeout}
 	 */
-	LeaseHandle acquire(LockId id, String lockName, long waitNanos, long leaseNanos, boolean renewed, long minHoldNanos,
-			boolean throwOnTimeout) {
+	LeaseHandle acquire(LockId id, String lockName, long waitNanos, HoldTerms hold, boolean throwOnTimeout) {
 		Map<String, Lease> held = heldByThisCall();
 		Set<Lease> parts = new LinkedHashSet<>();
 		List<String> missing = new ArrayList<>();
@@ -119,8 +116,8 @@ public final class LockEngine implements AutoCloseable {
 		}
 		if (!missing.isEmpty()) {
 			long start = System.nanoTime();
-			Lease acquired = new BlockingAcquirer(this.context, id.withKeys(missing), lockName, waitNanos, leaseNanos,
-					renewed, minHoldNanos, !throwOnTimeout)
+			Lease acquired = new BlockingAcquirer(this.context, id.withKeys(missing), lockName, waitNanos, hold,
+					!throwOnTimeout)
 				.acquire();
 			if (acquired == null) {
 				if (throwOnTimeout) {
@@ -131,6 +128,26 @@ public final class LockEngine implements AutoCloseable {
 			parts.add(acquired);
 		}
 		return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
+	}
+
+	/**
+	 * A handle on every key of {@code id} for a subscription that holds some of them in
+	 * {@code outer} and acquired the others in {@code acquired}: the outer's leases of
+	 * those keys, entered once more, and the acquired ones, whose own handle passes its
+	 * entry on (closing it releases nothing). Bound to no thread, like
+	 * {@link #acquireAsync}; closing it leaves the outer's leases held.
+	 */
+	LeaseHandle widened(LockId id, LeaseHandle outer, LeaseHandle acquired) {
+		List<Lease> parts = new ArrayList<>();
+		for (Lease lease : outer.parts()) {
+			if (lease.id().keys().stream().anyMatch(id.keys()::contains)) {
+				parts.add(lease);
+			}
+		}
+		parts.addAll(acquired.parts());
+		LeaseHandle widened = new LeaseHandle(this.releases, id, parts, false);
+		acquired.close();
+		return widened;
 	}
 
 	/**
@@ -145,10 +162,9 @@ public final class LockEngine implements AutoCloseable {
 	 * @param skips whether the caller skips its work when the wait runs out (observed as
 	 * {@code skipped}, not {@code timeout})
 	 */
-	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, long leaseNanos,
-			boolean renewed, long minHoldNanos, boolean skips) {
-		return new AsyncAcquirer(this.context, id, lockName, waitNanos, leaseNanos, renewed, minHoldNanos, skips)
-			.start();
+	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, HoldTerms hold,
+			boolean skips) {
+		return new AsyncAcquirer(this.context, id, lockName, waitNanos, hold, skips).start();
 	}
 
 	/** The leases the current call holds, by key. */

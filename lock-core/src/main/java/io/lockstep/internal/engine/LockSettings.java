@@ -25,11 +25,14 @@ import org.springframework.util.Assert;
  * @param fixedLease whether the lease is fixed (never renewed)
  * @param minHoldTime how long after acquisition a released lock stays taken, or
  * {@link Duration#ZERO} for none
- * @param overrides per-name wait, lease and minimum hold
+ * @param overrides per-name wait, lease, minimum hold and lock delay
  * @param sharing how the copy's locks share their key (plain, read, semaphore)
+ * @param lockDelay how long a key stays unavailable after a lease that ended without a
+ * release, or {@link Duration#ZERO} for none
  */
 public record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
-		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides, Sharing sharing) {
+		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides, Sharing sharing,
+		Duration lockDelay) {
 
 	/** The longest key (prefix, name and key) accepted, in UTF-8 bytes. */
 	public static final int MAX_KEY_BYTES = 1024;
@@ -40,8 +43,28 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 
 	public static final Duration MAX_LEASE = Duration.ofDays(1);
 
-	/** Per-name wait, lease and minimum hold; {@code null} keeps the default. */
-	public record Override(Duration waitTime, Duration leaseTime, Duration minHoldTime) {
+	/**
+	 * Per-name wait, lease, minimum hold and lock delay; {@code null} keeps the default.
+	 */
+	public record Override(Duration waitTime, Duration leaseTime, Duration minHoldTime, Duration lockDelay) {
+	}
+
+	/** The hold a caller of this copy asks for. */
+	HoldTerms holdTerms() {
+		return new HoldTerms(this.leaseTime.toNanos(), !this.fixedLease, this.minHoldTime.toNanos(),
+				this.lockDelay.toMillis());
+	}
+
+	/**
+	 * @throws IllegalArgumentException when negative or longer than the longest lease
+	 */
+	public static Duration checkLockDelay(Duration lockDelay, String what) {
+		Assert.notNull(lockDelay, () -> "'" + what + "' must not be null");
+		if (lockDelay.isNegative() || lockDelay.compareTo(MAX_LEASE) > 0) {
+			throw new IllegalArgumentException("'" + what + "' must be between 0s and "
+					+ DurationFormat.format(MAX_LEASE) + " but was " + DurationFormat.format(lockDelay));
+		}
+		return lockDelay;
 	}
 
 	public long waitNanos() {
@@ -65,12 +88,12 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	LockSettings withLockName(String lockName) {
 		Assert.hasText(lockName, "'lockName' must not be empty");
 		return new LockSettings(this.keyPrefix, this.name, lockName, this.waitTime, this.leaseTime, this.fixedLease,
-				this.minHoldTime, this.overrides, this.sharing);
+				this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
 	}
 
 	LockSettings withWaitTime(Duration waitTime) {
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, checkWait(waitTime, "waitTime"),
-				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides, this.sharing);
+				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
 	}
 
 	/**
@@ -80,7 +103,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		checkLease(leaseTime, "leaseTime");
 		checkMinHoldWithin(this.minHoldTime, leaseTime, "the fixed 'leaseTime'");
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, leaseTime, true,
-				this.minHoldTime, this.overrides, this.sharing);
+				this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
 	}
 
 	/**
@@ -98,7 +121,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 			checkMinHoldWithin(minHoldTime, maxHoldTime, "the max-hold-time");
 		}
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
-				this.fixedLease, minHoldTime, this.overrides, this.sharing);
+				this.fixedLease, minHoldTime, this.overrides, this.sharing, this.lockDelay);
 	}
 
 	/**
@@ -115,7 +138,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 			throw new IllegalArgumentException(view + ": " + ex.getMessage(), ex);
 		}
 		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
-				this.fixedLease, this.minHoldTime, this.overrides, sharing);
+				this.fixedLease, this.minHoldTime, this.overrides, sharing, this.lockDelay);
 	}
 
 	LockSettings named(String name) {
@@ -134,8 +157,9 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		if (fixed) {
 			checkMinHoldWithin(minHold, lease, "the fixed 'leaseTime'");
 		}
+		Duration delay = (override != null && override.lockDelay() != null) ? override.lockDelay() : this.lockDelay;
 		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, minHold, this.overrides,
-				this.sharing);
+				this.sharing, delay);
 	}
 
 	public static Duration checkWait(Duration waitTime, String what) {

@@ -51,6 +51,25 @@ public interface LockStore extends AutoCloseable {
 	 */
 	int release(Release request);
 
+	/**
+	 * Sends a release without blocking the caller, in order after what the caller sent
+	 * before (an undo reaches the storage after the attempt it undoes): the future
+	 * completes with the number of keys that held the owner's token once the storage
+	 * answered ({@code -1} when it refused the command with an error reply: sending it
+	 * again would be refused again), or exceptionally when it failed otherwise or did not
+	 * answer within the command timeout — then the command either ran or will never be
+	 * sent, so the caller may send it again (every mode is token-checked: repeating one
+	 * is harmless). Default: {@link #release} on the calling thread.
+	 */
+	default CompletableFuture<Integer> send(Release request) {
+		try {
+			return CompletableFuture.completedFuture(release(request));
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
 	/** The number of the lock's keys that hold the owner's token now; changes nothing. */
 	int check(LockId id, String owner);
 
@@ -123,13 +142,16 @@ public interface LockStore extends AutoCloseable {
 	 * that vanished holds the lock up only that long)
 	 * @param queued whether an earlier attempt of this owner may have queued it: one that
 	 * gets the lock then also leaves the queue (a first attempt has nothing to leave)
+	 * @param delayMillis the lock delay: how long the keys stay unavailable after a lease
+	 * that ends without a release (stored with the grant, also one handed off to this
+	 * owner), or 0
 	 */
 	record Acquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis, long handOffMillis,
-			boolean queued) {
+			boolean queued, long delayMillis) {
 
-		/** One attempt of a caller that does not wait. */
+		/** One attempt of a caller that does not wait, without a lock delay. */
 		public static Acquire once(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-			return new Acquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false);
+			return new Acquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false, 0);
 		}
 
 		/** Whether the caller waits when the lock is held (marks or queues). */

@@ -2,6 +2,7 @@ package io.lockstep.internal.engine;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -124,10 +125,24 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 				}
 				return Flux.from(work.apply(held));
 			}
+			Mono<LeaseHandle> handle = acquire(id, waitNanos, skips);
+			if (outer instanceof LeaseHandle held && this.engine.owns(held) && held.isHeld()
+					&& id.keys().stream().anyMatch(held.keys()::contains)) {
+				// it holds some of the keys: acquires only the others, as a blocking call
+				// does
+				try {
+					held.checkReentry(id);
+				}
+				catch (LockException ex) {
+					return Flux.error(ex);
+				}
+				List<String> missing = id.keys().stream().filter((key) -> !held.keys().contains(key)).toList();
+				handle = acquire(id.withKeys(missing), waitNanos, skips)
+					.map((acquired) -> this.engine.widened(id, held, acquired));
+			}
 			return Flux
-				.usingWhen(acquire(id, waitNanos, skips), (handle) -> guarded(handle, work),
-						(handle) -> Mono.fromFuture(handle.closeAsync()),
-						(handle, error) -> quietly(handle.closeAsync()), (handle) -> quietly(handle.closeAsync()))
+				.usingWhen(handle, (lock) -> guarded(lock, work), (lock) -> Mono.fromFuture(lock.closeAsync()),
+						(lock, error) -> quietly(lock.closeAsync()), (lock) -> quietly(lock.closeAsync()))
 				.onErrorResume(NotAcquired.class, (ex) -> notAcquired.apply(ex.exception));
 		});
 	}
@@ -166,8 +181,7 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 		return Mono.create((sink) -> {
 			long start = System.nanoTime();
 			CompletableFuture<LeaseHandle> acquisition = this.engine.acquireAsync(id, this.settings.lockName(),
-					waitNanos, this.settings.leaseTime().toNanos(), !this.settings.fixedLease(),
-					this.settings.minHoldNanos(), skips);
+					waitNanos, this.settings.holdTerms(), skips);
 			sink.onCancel(() -> {
 				if (!acquisition.cancel(false)) {
 					// granted just before the cancel: the subscriber will not release it

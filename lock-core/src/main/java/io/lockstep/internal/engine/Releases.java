@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -124,7 +125,7 @@ final class Releases {
 			this.events.releaseFailed(lease, ex);
 			lease.endRelease(Lease.State.EXPIRING, "release failed: " + ex.getMessage());
 			if (keepMillis <= 0) {
-				retry(lease.id(), lease.owner(), lease.deadlineNanos(), RETRY_FIRST_NANOS);
+				later(LockStore.Release.of(lease.id(), lease.owner()), lease.deadlineNanos(), RETRY_FIRST_NANOS);
 			}
 			return null;
 		}
@@ -147,46 +148,77 @@ final class Releases {
 	}
 
 	/**
-	 * Releases again, in the background, a lease whose release failed after its work
-	 * (Redis unreachable, a Cluster shard failing over): a token-checked release is safe
-	 * to repeat, and a key left taken holds its waiters up for the rest of its lease.
-	 * Tries with a growing pause (up to {@value #RETRY_MAX_MILLIS} ms) until one succeeds
-	 * or the lease has run out by the local clock (then the key expires on its own).
+	 * Sends a release the caller does not wait for — an undo, a leave, or a release that
+	 * failed after its work — until it lands: at once (in order after what the caller
+	 * sent before it), then again in the background with a growing pause (up to
+	 * {@value #RETRY_MAX_MILLIS} ms) each time the storage did not answer (unreachable, a
+	 * connection that dropped what it had not written, a Cluster shard failing over),
+	 * until it answers or {@code untilNanos} passes: the end of the lease what it gives
+	 * back could have (then the keys expire on their own). Every mode is token-checked,
+	 * so a repeat is harmless; a key left taken would hold its waiters up for the rest of
+	 * its lease.
+	 * @param untilNanos by when whatever it gives back has expired anyway
 	 */
-	private void retry(LockId id, String owner, long deadlineNanos, long delayNanos) {
+	void land(LockStore.Release request, long untilNanos) {
+		send(request, untilNanos, RETRY_FIRST_NANOS, false);
+	}
+
+	private void send(LockStore.Release request, long untilNanos, long delayNanos, boolean again) {
+		CompletableFuture<Integer> reply;
+		try {
+			reply = this.store.send(request);
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		reply.whenComplete((freed, failure) -> {
+			try {
+				if (failure == null) {
+					landed(request, freed, again);
+				}
+				else if (System.nanoTime() - untilNanos >= 0) {
+					logger.debug("Gave up sending {} of '{}' again: what it gives back has expired", request.mode(),
+							request.id().display());
+				}
+				else {
+					later(request, untilNanos, delayNanos);
+				}
+			}
+			catch (Throwable ex) {
+				logger.error("Handling the reply to {} of '{}' failed", request.mode(), request.id().display(), ex);
+			}
+		});
+	}
+
+	private void landed(LockStore.Release request, int freed, boolean again) {
+		if (freed > 0 && request.mode() != LockStore.Release.Mode.KEEP) {
+			request.id().keys().forEach(this.waiters::released);
+		}
+		if (again) {
+			logger.info("{} of lock '{}' landed on a later try, after the first failed", request.mode(),
+					request.id().display());
+		}
+	}
+
+	private void later(LockStore.Release request, long untilNanos, long delayNanos) {
 		AsyncThreads threads;
 		try {
 			threads = this.threads.get();
 		}
 		catch (LockException ex) {
-			// the engine is closed: the key expires on its own
+			// the engine is closed: what it gives back expires on its own
 			return;
 		}
-		Runnable task = () -> threads.workers().execute(() -> {
-			if (System.nanoTime() - deadlineNanos >= 0) {
-				logger.debug("Gave up releasing '{}' again: its lease ran out", id.display());
-				return;
-			}
-			try {
-				int released = this.store.release(LockStore.Release.of(id, owner));
-				if (released > 0) {
-					id.keys().forEach(this.waiters::released);
-					logger.info("Released lock '{}' on a later try, after its first release failed", id.display());
-				}
-				else {
-					logger.debug("Releasing '{}' again found it gone: it had expired", id.display());
-				}
-			}
-			catch (LockException ex) {
-				retry(id, owner, deadlineNanos, Math.min(delayNanos * 2, RETRY_MAX_NANOS));
-			}
-		});
 		try {
-			threads.schedule(task, delayNanos);
+			threads.schedule(
+					() -> threads.workers()
+						.execute(() -> send(request, untilNanos, Math.min(delayNanos * 2, RETRY_MAX_NANOS), true)),
+					delayNanos);
 		}
 		catch (RuntimeException ex) {
-			// closed meanwhile: the key expires on its own
-			logger.debug("Not releasing '{}' again: the lock client is closed", id.display());
+			// closed meanwhile: what it gives back expires on its own
+			logger.debug("Not sending {} of '{}' again: the lock client is closed", request.mode(),
+					request.id().display());
 		}
 	}
 

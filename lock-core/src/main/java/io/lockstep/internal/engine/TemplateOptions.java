@@ -25,6 +25,8 @@ public final class TemplateOptions {
 
 	private Duration leaseTime = Duration.ofSeconds(30);
 
+	private Duration lockDelay = Duration.ZERO;
+
 	private Duration maxHoldTime;
 
 	private boolean interruptOnLeaseLost;
@@ -118,7 +120,30 @@ public final class TemplateOptions {
 				: null;
 		Duration minHold = (minHoldTime != null)
 				? LockSettings.checkMinHold(minHoldTime, "locks." + name + ".min-hold-time") : null;
-		this.overrides.put(name, new LockSettings.Override(wait, lease, minHold));
+		LockSettings.Override before = this.overrides.get(name);
+		this.overrides.put(name,
+				new LockSettings.Override(wait, lease, minHold, (before != null) ? before.lockDelay() : null));
+	}
+
+	/**
+	 * How long a key stays unavailable after a lease that ended without a release (the
+	 * holder died, froze or lost its connection), counted from the end of the lease in
+	 * the storage; a release frees the key at once. {@link Duration#ZERO} (the default):
+	 * none.
+	 */
+	public void lockDelay(Duration lockDelay) {
+		this.lockDelay = LockSettings.checkLockDelay(lockDelay, "lockDelay");
+	}
+
+	/** The lock delay for one lock name, like {@link #lockDelay(Duration)}. */
+	public void lockDelay(String name, Duration lockDelay) {
+		Assert.hasText(name, "'name' must not be empty");
+		Duration delay = LockSettings.checkLockDelay(lockDelay, "locks." + name + ".lock-delay");
+		LockSettings.Override before = this.overrides.get(name);
+		this.overrides.put(name,
+				(before != null)
+						? new LockSettings.Override(before.waitTime(), before.leaseTime(), before.minHoldTime(), delay)
+						: new LockSettings.Override(null, null, null, delay));
 	}
 
 	/**
@@ -167,7 +192,7 @@ public final class TemplateOptions {
 			}
 		});
 		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,
-				Map.copyOf(this.overrides), Sharing.EXCLUSIVE);
+				Map.copyOf(this.overrides), Sharing.EXCLUSIVE, this.lockDelay);
 	}
 
 }

@@ -49,10 +49,6 @@ final class Watchdog implements AutoCloseable {
 
 	private volatile long nextAt;
 
-	private volatile long lastFailureNanos;
-
-	private volatile long lastSuccessNanos;
-
 	private volatile String lastFailure;
 
 	private volatile int mostCallsInAPass;
@@ -82,10 +78,20 @@ final class Watchdog implements AutoCloseable {
 		schedule(at);
 	}
 
-	/** Whether leases are held and the most recent renewal failed to reach storage. */
+	/**
+	 * Whether a lease held now has a renewal that failed to reach the storage and none
+	 * confirmed since: the present, not the history. A failed renewal is due again at
+	 * once, so this turns false about one round trip after the storage answers again, and
+	 * at once when such leases end (released, lost); leases too short to have renewed
+	 * never make it true.
+	 */
 	boolean renewalsFailing() {
-		return !this.leases.isEmpty() && this.lastFailureNanos != 0
-				&& this.lastFailureNanos - this.lastSuccessNanos > 0;
+		for (Lease lease : this.leases) {
+			if (lease.state() == Lease.State.HELD && lease.renewed() && lease.renewal().error() != null) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	String lastFailure() {
@@ -167,7 +173,6 @@ final class Watchdog implements AutoCloseable {
 	}
 
 	private void confirmed(List<Lease> batch, long[] granted, long sentNanos) {
-		this.lastSuccessNanos = System.nanoTime();
 		for (int i = 0; i < batch.size(); i++) {
 			Lease lease = batch.get(i);
 			if (granted[i] > 0) {
@@ -193,7 +198,6 @@ final class Watchdog implements AutoCloseable {
 				? "no answer within " + DurationFormat.format(this.store.commandTimeout())
 				: failure.getClass().getSimpleName() + ": " + failure.getMessage();
 		this.lastFailure = message;
-		this.lastFailureNanos = System.nanoTime();
 		logger.debug("Lease renewal of {} lock(s) failed: {}", batch.size(), message);
 		batch.forEach((lease) -> lease.renewal().failed(message));
 		schedule(System.nanoTime());

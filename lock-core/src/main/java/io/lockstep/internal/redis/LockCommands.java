@@ -75,6 +75,23 @@ public final class LockCommands implements AutoCloseable {
 		this.connection.send((commands) -> commands.ping());
 	}
 
+	/**
+	 * Whether a command's failure is Redis's error reply (it answered, and refused or
+	 * failed the command: sending it again would be refused again), not a timeout or a
+	 * lost connection.
+	 */
+	public static boolean refused(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof io.lettuce.core.RedisCommandExecutionException) {
+				return true;
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
+		}
+		return false;
+	}
+
 	/** Runs a script and returns the future of its reply; never blocks. */
 	public <T> CompletableFuture<T> evalAsync(RedisScript<?> script, List<String> keys, List<String> args) {
 		byte[][] keyBytes = toBytes(keys);

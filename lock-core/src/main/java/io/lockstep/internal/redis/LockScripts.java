@@ -9,6 +9,8 @@ import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockStore.Renewal;
 import io.lockstep.internal.engine.Sharing;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -23,7 +25,7 @@ public final class LockScripts {
 
 	public static final RedisScript<List> ACQUIRE = ScriptTexts.withHolders("acquire", List.class);
 
-	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of("acquire-all", List.class);
+	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.withHolders("acquire-all", List.class);
 
 	/** Read locks and semaphores: one key, one of several holders. */
 	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.withHolders("acquire-shared", List.class);
@@ -73,19 +75,52 @@ public final class LockScripts {
 		if (!sharing.exclusive()) {
 			return acquireShared(request, keys, waiter, handOff);
 		}
+		if (stored.size() > 1) {
+			return acquireAll(request, stored, fences, null);
+		}
 		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 				Long.toString(request.maxHoldMillis()));
-		if (stored.size() > 1) {
-			return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
-		}
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
 			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
 					Long.toString(request.maxHoldMillis()), waitMode(request, handOff),
-					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()));
+					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()),
+					Long.toString(request.delayMillis()));
+		}
+		else if (request.delayMillis() > 0) {
+			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
+					Long.toString(request.maxHoldMillis()), "", "0", "", Long.toString(request.handOffMillis()),
+					Long.toString(request.delayMillis()));
 		}
 		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
+	}
+
+	/**
+	 * The keys of a lock on several keys that live in one group
+	 * ({@code acquire-all.lua}), also when the group holds one of them: a writer on each
+	 * key. A caller that waits marks the keys held by readers in their waiter tables, so
+	 * that readers that come after it wait behind it.
+	 * @param stored the stored keys of the group
+	 * @param fences the fencing counter of each
+	 * @param tables the waiter table of each, or {@code null} for a caller that does not
+	 * wait
+	 */
+	public static Call acquireAll(Acquire request, List<String> stored, List<String> fences,
+			@Nullable List<String> tables) {
+		List<String> keys = new ArrayList<>(stored);
+		keys.addAll(fences);
+		List<String> args = new ArrayList<>(
+				List.of(request.owner(), Long.toString(request.leaseMillis()), Long.toString(request.maxHoldMillis())));
+		boolean marks = tables != null && request.waits();
+		if (marks) {
+			keys.addAll(tables);
+		}
+		if (marks || request.delayMillis() > 0) {
+			args.addAll(List.of("", marks ? Long.toString(request.entryMillis()) : "0",
+					Long.toString(request.delayMillis())));
+		}
+		return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
 	}
 
 	/**
@@ -101,6 +136,12 @@ public final class LockScripts {
 			keys.add(waiter.table());
 			args.addAll(List.of(Long.toString(request.entryMillis()), waiter.channel(),
 					Long.toString(request.handOffMillis())));
+		}
+		else if (request.delayMillis() > 0) {
+			args.addAll(List.of("0", "", Long.toString(request.handOffMillis())));
+		}
+		if (request.delayMillis() > 0) {
+			args.add(Long.toString(request.delayMillis()));
 		}
 		return new Call(ACQUIRE_SHARED, keys, args,
 				"acquire " + sharing.describe() + " of '" + request.id().display() + "'");

@@ -129,6 +129,11 @@ public final class RedisStore implements LockStore {
 	private Call acquireCall(Acquire request, List<Integer> group) {
 		List<String> keys = request.id().keys();
 		List<String> fences = group.stream().map((index) -> this.layout.fence(keys.get(index))).toList();
+		if (keys.size() > 1 && request.id().sharing().exclusive()) {
+			// a writer on each key: one that waits marks the keys readers hold
+			List<String> tables = group.stream().map((index) -> this.layout.table(keys.get(index))).toList();
+			return LockScripts.acquireAll(request, this.layout.stored(keys, group), fences, tables);
+		}
 		LockScripts.Waiter waiter = null;
 		if (keys.size() == 1 && (request.waits() || request.id().sharing().read())) {
 			String key = keys.get(0);
@@ -211,6 +216,33 @@ public final class RedisStore implements LockStore {
 			}
 		}
 		return request.waits() ? count : -1;
+	}
+
+	/**
+	 * A release, leave or undo bounded by the command timeout, one script per group: a
+	 * leave or an undo on the acquisitions' connection, after the attempt it follows.
+	 * Completes with -1 when Redis refused it (an error reply, e.g. {@code NOPERM}).
+	 */
+	@Override
+	public CompletableFuture<Integer> send(Release request) {
+		LockId id = request.id();
+		String lock = LockScripts.quoted(id);
+		LockCommands connection = request.waits() ? this.commands : this.acquisitions;
+		List<CompletableFuture<Long>> replies = new ArrayList<>();
+		for (List<Integer> group : this.layout.groups(id.keys())) {
+			Call call = switch (request.mode()) {
+				case KEEP ->
+					LockScripts.keep(lock, this.layout.stored(id.keys(), group), request.owner(), request.keepMillis());
+				case RELEASE, UNDO -> releaseCall(lock, id.keys(), group, request.owner(), false);
+				case LEAVE -> releaseCall(lock, id.keys(), group, request.owner(), true);
+			};
+			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.what()));
+		}
+		// an error reply is an answer: refused again if sent again (-1)
+		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
+			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).sum())
+			.exceptionallyCompose((failure) -> LockCommands.refused(failure) ? CompletableFuture.completedFuture(-1)
+					: CompletableFuture.failedFuture(failure));
 	}
 
 	private Call releaseCall(String lock, List<String> keys, List<Integer> group, String owner, boolean leave) {

@@ -48,14 +48,15 @@ class AcquirerDriversReviewTests {
 			throws Exception {
 		CompletableFuture<LockStore.Attempt> never = new CompletableFuture<>();
 		this.backend.asyncReplies.add(never);
-		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(LockId.of("k"), "job", ms(5000), ms(30_000),
-				false, 0, false);
+		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(LockId.of("k"), "job", ms(5000),
+				new HoldTerms(ms(30_000), false, 0, 0), false);
 		assertThat(this.backend.attempts.get()).isEqualTo(1);
 		first.cancel(false);
 		assertThat(this.backend.leaves).as("the cancel left the queue").hasSize(1);
 
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
-		LeaseHandle second = this.engine.acquire(LockId.of("k"), "job", ms(5000), ms(30_000), false, 0, true);
+		LeaseHandle second = this.engine.acquire(LockId.of("k"), "job", ms(5000),
+				new HoldTerms(ms(30_000), false, 0, 0), true);
 		second.close();
 		assertThat(this.backend.preparedListening.get())
 			.as("registrations of an uncontended caller after the cancelled one (gate still taken: %s)",
@@ -79,7 +80,8 @@ class AcquirerDriversReviewTests {
 		});
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 7 }, 250));
 		assertThatCode(() -> {
-			try (LeaseHandle handle = this.engine.acquire(LockId.of("p:k"), "job", ms(5000), ms(300), false, 0, true)) {
+			try (LeaseHandle handle = this.engine.acquire(LockId.of("p:k"), "job", ms(5000),
+					new HoldTerms(ms(300), false, 0, 0), true)) {
 				assertThat(handle.fencingToken()).isEqualTo(7);
 			}
 		}).doesNotThrowAnyException();
@@ -116,7 +118,8 @@ class AcquirerDriversReviewTests {
 			this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 			// the handler's failure is logged: the caller gets its handle, and closing it
 			// leaves nothing registered
-			LeaseHandle handle = observed.acquire(LockId.of("k"), "job", ms(5000), ms(30_000), true, 0, true);
+			LeaseHandle handle = observed.acquire(LockId.of("k"), "job", ms(5000),
+					new HoldTerms(ms(30_000), true, 0, 0), true);
 			assertThat(handle.isHeld()).isTrue();
 			handle.close();
 			assertThat(observed.registered()).as("leases left registered (held, renewed, no handle)").isZero();
@@ -136,7 +139,8 @@ class AcquirerDriversReviewTests {
 			throw refused;
 		});
 		long start = System.nanoTime();
-		assertThatThrownBy(() -> this.engine.acquire(LockId.of("k"), "job", ms(30_000), ms(30_000), false, 0, true))
+		assertThatThrownBy(() -> this.engine.acquire(LockId.of("k"), "job", ms(30_000),
+				new HoldTerms(ms(30_000), false, 0, 0), true))
 			.isExactlyInstanceOf(LockException.class)
 			.hasMessage("Could not acquire lock 'k': Redis failed to acquire 'k': NOPERM")
 			.hasCause(refused);
@@ -154,7 +158,7 @@ class AcquirerDriversReviewTests {
 		LockException timedOut = new LockException("Redis did not answer within 1s to acquire 'k'");
 		this.backend.asyncReplies.add(CompletableFuture.failedFuture(timedOut));
 		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(30_000),
-				ms(30_000), false, 0, false);
+				new HoldTerms(ms(30_000), false, 0, 0), false);
 		assertThatThrownBy(() -> acquiring.get(5, TimeUnit.SECONDS)).as("ended within 5 s, the wait being 30 s")
 			.isInstanceOf(ExecutionException.class)
 			.cause()
@@ -175,8 +179,8 @@ class AcquirerDriversReviewTests {
 	void anErrorWhileAWorkerFeedsAnEventStillEndsTheReactiveAcquisition() throws Exception {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
-		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000),
-				false, 0, false);
+		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000),
+				new HoldTerms(ms(30_000), false, 0, 0), false);
 		assertThatThrownBy(() -> acquiring.get(6, TimeUnit.SECONDS)).as("ended within 6 s, the wait being 3 s")
 			.isInstanceOf(ExecutionException.class);
 		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
@@ -192,12 +196,13 @@ class AcquirerDriversReviewTests {
 	void afterAnErrorOnAWorkerTheKeyIsStillAcquirable() throws Exception {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
-		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), ms(30_000), false, 0, false);
+		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), new HoldTerms(ms(30_000), false, 0, 0), false);
 		assertThat(this.backend.failedAttempt.await(5, TimeUnit.SECONDS)).as("its second attempt threw").isTrue();
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		long start = System.nanoTime();
-		try (LeaseHandle handle = this.engine.acquire(LockId.of("k"), "job", ms(4000), ms(30_000), false, 0, true)) {
+		try (LeaseHandle handle = this.engine.acquire(LockId.of("k"), "job", ms(4000),
+				new HoldTerms(ms(30_000), false, 0, 0), true)) {
 			assertThat(handle.fencingToken()).isEqualTo(9);
 		}
 		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))

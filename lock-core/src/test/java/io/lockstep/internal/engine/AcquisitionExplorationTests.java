@@ -23,9 +23,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the holder releases (a hand-off to the first live queued owner, or a release
  * notification); a rival client takes the key while it is free; hand-off messages come
  * early, late, twice or for an owner token it left; time passes; timers fire; the caller
- * is cancelled, also after it ended. The storage is a model of the Lua scripts' effects
- * on one key, its queue and its fencing counter, with one ordered connection for the
- * caller's attempts and undos. After every step it checks:
+ * is cancelled, also after it ended; the connection drops, losing what it had not written
+ * (undos are sent again until they land or what they give back has expired). The storage
+ * is a model of the Lua scripts' effects on one key, its queue and its fencing counter,
+ * with one ordered connection for the caller's attempts and undos. After every step it
+ * checks:
  * <ul>
  * <li>a failed attempt ends the acquisition at once, with its failure as the cause (only
  * a lock held by another owner is worth waiting for);</li>
@@ -34,8 +36,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * not already past, and that no command on its way will release;</li>
  * <li>nothing is undone under the owner token of a lease it took (no loss reported for a
  * lease never held, and none for one held);</li>
- * <li>every ending, once the connection has run what was sent, leaves no queue entry and
- * no key under any of the caller's old tokens;</li>
+ * <li>every ending, once the connection has run what was sent (at the end of each
+ * schedule, after any drop), leaves no queue entry and no key under any of the caller's
+ * old tokens;</li>
  * <li>no wait ends after the caller's deadline.</li>
  * </ul>
  */
@@ -139,6 +142,9 @@ class AcquisitionExplorationTests {
 			}
 			int left = DEPTH - schedule.size();
 			if (left == 0 || world.stepsAfterDone > 2) {
+				world.settle();
+				world.violations
+					.forEach((kind, detail) -> this.violations.putIfAbsent(kind, detail + " after " + world.log));
 				this.schedules++;
 				if (world.done != null) {
 					this.endings.merge(world.done.phase(), 1, Integer::sum);
@@ -161,7 +167,8 @@ class AcquisitionExplorationTests {
 	}
 
 	/** A command on the caller's connection. */
-	private record Command(boolean attempt, String owner, long entryMillis, boolean leave, long sentMillis) {
+	private record Command(boolean attempt, String owner, long entryMillis, boolean leave, long sentMillis,
+			long untilMillis) {
 	}
 
 	/** The caller's world: the model storage, its connection, messages, the machine. */
@@ -208,6 +215,9 @@ class AcquisitionExplorationTests {
 
 		/** Whether a rival client took the key once while it was free. */
 		boolean rivalTook;
+
+		/** Whether the connection dropped once. */
+		boolean dropped;
 
 		/** Steps taken since the acquisition ended (late events are still explored). */
 		int stepsAfterDone;
@@ -265,6 +275,9 @@ class AcquisitionExplorationTests {
 			if (!this.rivalTook && heldBy() == null) {
 				choices.add("rival takes");
 			}
+			if (!this.dropped && (!this.connection.isEmpty() || this.outstanding)) {
+				choices.add("connection drops");
+			}
 			for (int i = 0; i < this.messages.size(); i++) {
 				if (this.deliveries.getOrDefault(this.messages.get(i), 0) < 2) {
 					choices.add("message " + i);
@@ -318,12 +331,51 @@ class AcquisitionExplorationTests {
 					this.expiry = this.now + 1000;
 					this.cap = 0;
 				}
+				case "connection drops" -> drop();
 				case "tick" -> this.now += TICK_MILLIS;
 				case "abort" -> feed(new Acquisition.Aborted(new LockException("cancelled")));
 				default -> {
 					Acquisition.Event message = this.messages.get(Integer.parseInt(choice.substring(8)));
 					this.deliveries.merge(message, 1, Integer::sum);
 					feed(message);
+				}
+			}
+		}
+
+		/**
+		 * The connection drops: it loses every command it had not written, and the reply
+		 * it had not delivered. An attempt among them never runs; an undo among them is
+		 * sent again on the new connection while it is to be retried (its
+		 * {@code untilNanos}); the attempt on its way fails.
+		 */
+		private void drop() {
+			this.dropped = true;
+			List<Command> lost = List.copyOf(this.connection);
+			this.connection.clear();
+			for (Command command : lost) {
+				if (!command.attempt() && this.now < command.untilMillis()) {
+					this.connection.add(command);
+				}
+			}
+			if (this.outstanding) {
+				failed(true);
+			}
+		}
+
+		/**
+		 * At the end of a schedule that ended the acquisition: the connection runs what
+		 * was sent; then nothing is left under an old token.
+		 */
+		void settle() {
+			if (this.done == null) {
+				return;
+			}
+			while (!this.connection.isEmpty()) {
+				run();
+			}
+			for (String token : this.tokens) {
+				if (!token.equals(this.taken) && (token.equals(heldBy()) || this.queue.containsKey(token))) {
+					violation("left behind", token + " holds or queues after " + this.done.phase());
 				}
 			}
 		}
@@ -361,11 +413,12 @@ class AcquisitionExplorationTests {
 				if (this.taken != null && step.undo().owner().equals(this.taken)) {
 					violation("undo of a lease taken", step.undo().toString());
 				}
-				this.connection.add(new Command(false, step.undo().owner(), 0, step.undo().leave(), this.now));
+				this.connection.add(new Command(false, step.undo().owner(), 0, step.undo().leave(), this.now,
+						TimeUnit.NANOSECONDS.toMillis(step.undo().untilNanos())));
 			}
 			Acquisition.Action action = step.action();
 			if (action instanceof Acquisition.Send send) {
-				this.connection.add(new Command(true, send.owner(), send.entryMillis(), false, this.now));
+				this.connection.add(new Command(true, send.owner(), send.entryMillis(), false, this.now, 0));
 				this.outstanding = true;
 				this.waiting = null;
 			}
@@ -411,15 +464,6 @@ class AcquisitionExplorationTests {
 				if (this.connection.stream()
 					.anyMatch((command) -> !command.attempt() && command.owner().equals(grant.owner()))) {
 					violation("an undo of the lease on its way", this.connection.toString());
-				}
-			}
-			// the connection runs what was sent; then nothing is left under an old token
-			while (!this.connection.isEmpty()) {
-				run();
-			}
-			for (String token : this.tokens) {
-				if (!token.equals(this.taken) && (token.equals(heldBy()) || this.queue.containsKey(token))) {
-					violation("left behind", token + " holds or queues after " + ending.phase());
 				}
 			}
 		}
@@ -511,13 +555,15 @@ class AcquisitionExplorationTests {
 				.append(this.registering)
 				.append(this.otherReleased)
 				.append(this.rivalTook)
+				.append(this.dropped)
 				.append(this.stepsAfterDone)
 				.append(this.done)
 				.append(this.messages)
 				.append(this.deliveries)
 				.append(this.waiting);
 			for (Field field : Acquisition.class.getDeclaredFields()) {
-				if (!java.lang.reflect.Modifier.isStatic(field.getModifiers()) && !field.getName().equals("terms")) {
+				if (!java.lang.reflect.Modifier.isStatic(field.getModifiers()) && !field.getName().equals("terms")
+						&& !field.getName().equals("now")) {
 					field.setAccessible(true);
 					try {
 						signature.append(field.getName())

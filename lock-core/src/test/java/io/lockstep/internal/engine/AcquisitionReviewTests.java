@@ -103,7 +103,8 @@ class AcquisitionReviewTests {
 		assertThat(done.failure())
 			.hasMessage("Could not acquire lock 'k': Redis did not answer within 2s to acquire 'k'")
 			.hasCause(timedOut);
-		assertThat(failed.undo()).isEqualTo(new Acquisition.Undo(first.owner(), true));
+		assertThat(failed.undo().owner()).isEqualTo(first.owner());
+		assertThat(failed.undo().leave()).isTrue();
 		assertThat(this.tokens.get()).as("owner tokens drawn").isEqualTo(1);
 		assertThat(machine.on(new Acquisition.HandedOff(first.owner(), 7, 30_000), ms(2600)).action())
 			.as("a hand-off after the end")

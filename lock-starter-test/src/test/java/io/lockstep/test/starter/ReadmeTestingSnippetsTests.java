@@ -27,18 +27,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 /**
- * The README's "Testing your application": every Java block compiled as printed, next to
- * the application it describes ({@code ShopApplication} and an {@code OrderService} with
- * a locked {@code place} and an unlocked {@code browse}), then run as the tests they are,
- * through the JUnit Platform launcher: all of them pass.
+ * {@code docs/testing.md}, "Testing your application": every Java block compiled as
+ * printed, next to the application it describes ({@code ShopApplication} and an
+ * {@code OrderService} with a locked {@code place} and an unlocked {@code browse}), then
+ * run as the tests they are, through the JUnit Platform launcher: all of them pass.
  */
 class ReadmeTestingSnippetsTests {
 
-	private static final String SECTION = "## Testing your application";
+	private static final String SECTION = "# Testing your application";
 
 	@Test
 	void everyJavaBlockCompilesAsPrintedAndItsTestsPass(@TempDir Path dir) throws Exception {
-		List<String> blocks = javaBlocks(Files.readString(Path.of("..", "README.md")), SECTION);
+		List<String> blocks = javaBlocks(Files.readString(Path.of("..", "docs", "testing.md")), SECTION);
 		assertThat(blocks).hasSize(2);
 		Path sources = Files.createDirectories(dir.resolve("src/com/example/shop"));
 		List<Path> files = new ArrayList<>();
@@ -82,8 +82,7 @@ class ReadmeTestingSnippetsTests {
 
 		TestExecutionSummary summary = run(classes, testClasses);
 		System.out.printf(
-				"README 'Testing your application': %d Java blocks compiled; their tests: %d found, "
-						+ "%d passed, %d failed%n",
+				"docs/testing.md: %d Java blocks compiled; their tests: %d found, " + "%d passed, %d failed%n",
 				blocks.size(), summary.getTestsFoundCount(), summary.getTestsSucceededCount(),
 				summary.getTotalFailureCount());
 		assertThat(summary.getFailures()).extracting((failure) -> failure.getException().toString()).isEmpty();
@@ -139,7 +138,7 @@ class ReadmeTestingSnippetsTests {
 	/** The {@code java} code blocks of one section ({@code ## } heading to the next). */
 	private static List<String> javaBlocks(String readme, String heading) {
 		int start = readme.indexOf(heading + "\n");
-		assertThat(start).as("README section %s", heading).isNotNegative();
+		assertThat(start).as("section %s", heading).isNotNegative();
 		int end = readme.indexOf("\n## ", start + heading.length());
 		String section = readme.substring(start, (end >= 0) ? end : readme.length());
 		List<String> blocks = new ArrayList<>();

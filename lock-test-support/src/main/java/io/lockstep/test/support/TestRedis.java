@@ -17,8 +17,10 @@ import java.lang.annotation.Target;
  * The binary is {@code redis-server} from {@code PATH}, else the Redis 6.2 binary inside
  * the {@code com.github.codemonstur:embedded-redis} jar (Linux and macOS); the system
  * property {@code lockstep.test.redis-server} (or {@code LOCKSTEP_REDIS_SERVER}) names
- * another. Where none can start, the context fails to load and says why: the tests fail,
- * never skip.
+ * another, a {@code valkey-server} as well ({@code valkey} picks the one on
+ * {@code PATH}). Where none can start, the context fails to load and says why: the tests
+ * fail, never skip. The server each class ran is logged as it names itself, e.g.
+ * {@code valkey-server 8.0.1}.
  *
  * <p>
  * The server is standalone, empty, without password or persistence. The URL

@@ -49,7 +49,7 @@ final class TestRedisServers {
 			RedisFixture fixture = new RedisFixture();
 			try {
 				RedisNode node = fixture.standalone(arguments.toArray(new String[0]));
-				logger.info("@TestRedis: {} (PID {}, {}) for {}", node, node.pid(), fixture.redisVersion(),
+				logger.info("@TestRedis: {} (PID {}, {}) for {}", node, node.pid(), fixture.server(),
 						testClass.getName());
 				return new Server(fixture, node);
 			}

@@ -14,29 +14,34 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The ACL recipe of the README's "Running under a Redis ACL user", read from README.md
- * itself, so that the tests run the text users copy: the {@code ACL SETUSER} command (an
- * indented block, lines joined at their trailing backslash), the rules the table
- * describes, and the Cluster additions.
+ * The ACL recipe of {@code docs/redis-acl.md}, "Running under a Redis ACL user", read
+ * from the page itself, so that the tests run the text users copy: the
+ * {@code ACL SETUSER} command (an indented block, lines joined at their trailing
+ * backslash), the rules the table describes, and the Cluster additions.
  */
-public final class ReadmeAclRecipe {
+public final class AclRecipe {
 
-	/** What the README's command starts with; the rules follow. */
+	/** What the page's command starts with; the rules follow. */
 	public static final List<String> PREFIX = List.of("ACL", "SETUSER", "app", "on", ">secret");
 
-	/** The README's user and password. */
+	/** The page's user and password. */
 	public static final String USER = "app";
 
 	public static final String PASSWORD = "secret";
 
+	/** The page, from the project's root. */
+	static final String PAGE = "docs/redis-acl.md";
+
+	private static final String HEADING = "# Running under a Redis ACL user";
+
 	private static final Pattern CLUSTER = Pattern.compile("On a Cluster add `([^`]+)`");
 
-	private static volatile String readme;
+	private static volatile String page;
 
-	private ReadmeAclRecipe() {
+	private AclRecipe() {
 	}
 
-	/** The README's {@code ACL SETUSER} command as written, split at whitespace. */
+	/** The page's {@code ACL SETUSER} command as written, split at whitespace. */
 	public static List<String> command() {
 		List<String> lines = section().lines().toList();
 		StringBuilder command = new StringBuilder();
@@ -54,24 +59,23 @@ public final class ReadmeAclRecipe {
 			}
 		}
 		if (command.isEmpty()) {
-			throw new IllegalStateException(
-					"README.md: no indented 'ACL SETUSER' line under '" + "### Running under a Redis ACL user'");
+			throw new IllegalStateException(PAGE + ": no indented 'ACL SETUSER' line under '" + HEADING + "'");
 		}
 		List<String> tokens = Arrays.asList(command.toString().strip().split("\\s+"));
 		if (!tokens.subList(0, Math.min(PREFIX.size(), tokens.size())).equals(PREFIX)) {
-			throw new IllegalStateException("README.md: the ACL command should start with " + PREFIX + ": " + tokens);
+			throw new IllegalStateException(PAGE + ": the ACL command should start with " + PREFIX + ": " + tokens);
 		}
 		return tokens;
 	}
 
-	/** The rules of the README's command: everything after {@link #PREFIX}. */
+	/** The rules of the page's command: everything after {@link #PREFIX}. */
 	public static List<String> rules() {
 		List<String> command = command();
 		return new ArrayList<>(command.subList(PREFIX.size(), command.size()));
 	}
 
 	/**
-	 * The rules the README's table describes (the backquoted words of its first column).
+	 * The rules the page's table describes (the backquoted words of its first column).
 	 */
 	public static Set<String> describedRules() {
 		Set<String> described = new LinkedHashSet<>();
@@ -87,46 +91,46 @@ public final class ReadmeAclRecipe {
 		return described;
 	}
 
-	/** The README's additions for a Cluster. */
+	/** The page's additions for a Cluster. */
 	public static List<String> clusterAdditions() {
 		Matcher matcher = CLUSTER.matcher(section());
 		if (!matcher.find()) {
-			throw new IllegalStateException("README.md: no 'On a Cluster add `...`' under the ACL section");
+			throw new IllegalStateException(PAGE + ": no 'On a Cluster add `...`' on the page");
 		}
 		return Arrays.asList(matcher.group(1).strip().split("\\s+"));
 	}
 
 	private static String section() {
-		String text = readme();
-		int start = text.indexOf("### Running under a Redis ACL user");
+		String text = page();
+		int start = text.indexOf(HEADING + "\n");
 		if (start < 0) {
-			throw new IllegalStateException("README.md has no '### Running under a Redis ACL user' section");
+			throw new IllegalStateException(PAGE + " has no '" + HEADING + "' heading");
 		}
 		int end = text.indexOf("\n#", start + 1);
 		return text.substring(start, (end < 0) ? text.length() : end);
 	}
 
-	private static String readme() {
-		String text = readme;
+	private static String page() {
+		String text = page;
 		if (text == null) {
 			text = read(locate());
-			readme = text;
+			page = text;
 		}
 		return text;
 	}
 
 	/**
-	 * README.md of the project: in the working directory or the nearest parent with a
+	 * The page in the project: under the working directory or the nearest parent with a
 	 * mvnw.
 	 */
 	private static Path locate() {
 		for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-			if (Files.isRegularFile(dir.resolve("README.md")) && Files.isRegularFile(dir.resolve("mvnw"))) {
-				return dir.resolve("README.md");
+			if (Files.isRegularFile(dir.resolve(PAGE)) && Files.isRegularFile(dir.resolve("mvnw"))) {
+				return dir.resolve(PAGE);
 			}
 		}
 		throw new IllegalStateException(
-				"No README.md next to mvnw in " + Path.of("").toAbsolutePath() + " or any parent directory");
+				"No " + PAGE + " next to mvnw in " + Path.of("").toAbsolutePath() + " or any parent directory");
 	}
 
 	private static String read(Path path) {
