@@ -95,6 +95,26 @@ class LeaseExtensionTests {
 	}
 
 	@Test
+	void extendOfAMultiKeyHandleOrAReentryExtendsEveryKeyItHolds() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client)
+			.leaseTime(LEASE)
+			.commandTimeout(Duration.ofMillis(200))
+			.build()) {
+			TestLocks.warmUp(locks);
+			try (LockHandle outer = locks.withLeaseTime(Duration.ofSeconds(1)).acquire("job:k1");
+					LockHandle all = locks.acquireAll(java.util.List.of("job:k1", "job:k2"))) {
+				assertThat(all.extend(Duration.ofSeconds(20))).isTrue();
+				long k1 = (Long) this.redis.call("PTTL", "lockstep:job:k1");
+				long k2 = (Long) this.redis.call("PTTL", "lockstep:job:k2");
+				System.out.printf("extend(20s) of a handle on k1 (re-entered) and k2: %d ms and %d ms left%n", k1, k2);
+				assertThat(k1).as("the re-entered key").isGreaterThan(15_000L);
+				assertThat(k2).as("the key it acquired").isGreaterThan(15_000L);
+				assertThat(outer.isHeld()).isTrue();
+			}
+		}
+	}
+
+	@Test
 	void extendRejectsAMissingOrOutOfRangeLease() {
 		try (RedisLockTemplate locks = TestLocks.builder(this.client).build();
 				LockHandle lock = locks.acquire("job:bad-extend")) {

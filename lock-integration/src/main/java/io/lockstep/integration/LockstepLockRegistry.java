@@ -51,7 +51,9 @@ public final class LockstepLockRegistry implements RenewableLockRegistry<Distrib
 	}
 
 	/**
-	 * The lock of the key: the same instance for equal keys.
+	 * The lock of the key: the same instance for equal keys, kept by the registry (one
+	 * small object per key obtained; a lock held by a thread must be found again by
+	 * {@code obtain}, so none is evicted).
 	 * @throws IllegalArgumentException if the key is {@code null}
 	 * @throws io.lockstep.LockKeyException if its string is empty or too long
 	 */

@@ -67,6 +67,7 @@ class LeaderElectionTests {
 		Candidate leader = a.leading() ? a : b;
 		Candidate other = (leader == a) ? b : a;
 		long firstEpoch = leader.leader.epoch;
+		assertThat(firstEpoch).as("the fencing token on the initiator's thread in onGranted").isPositive();
 
 		leader.context.getBean(LockRegistryLeaderInitiator.class).stop();
 		assertThat(Eventually.holds(Duration.ofSeconds(20), other::leading)).as("the other takes over").isTrue();
