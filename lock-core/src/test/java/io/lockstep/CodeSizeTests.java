@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -34,6 +35,20 @@ class CodeSizeTests {
 	private static final Pattern NOT_A_DECLARATION = Pattern
 		.compile("^\\t+(?:return|new|if|for|while|switch|catch|else|throw|synchronized\\s*\\(|try|do|this|super)\\b.*");
 
+	/**
+	 * The classes over {@value #MAX_CLASS_LINES} lines, each with the reason it is one
+	 * class (the style guide: "one over 300 needs a reason"); a class listed here that
+	 * fits again must leave the list.
+	 */
+	private static final Map<String, String> LONG_FOR_A_REASON = Map.of( //
+			"Acquisition.java",
+			"the acquisition protocol as one pure machine: every transition in one place, explored exhaustively",
+			"LockEngine.java", "the one place where reentrancy joins the two drivers, the leases and the releases",
+			"LockScripts.java", "the only class that knows the Lua scripts' arguments and replies (the design's rule)",
+			"RedisStore.java",
+			"the store seam on Redis: attempts, undos, renewals and releases over the key layout, each a few lines",
+			"LockCommands.java", "the lock's Redis connection: every command's bound, its NOSCRIPT and its refusal");
+
 	@Test
 	void noEngineOrStoreClassOrMethodIsTooLong() throws IOException {
 		List<String> tooLong = new ArrayList<>();
@@ -44,8 +59,12 @@ class CodeSizeTests {
 				for (Path path : paths.filter((p) -> p.toString().endsWith(".java")).toList()) {
 					files++;
 					List<String> lines = Files.readAllLines(path);
-					if (lines.size() > MAX_CLASS_LINES) {
-						tooLong.add(path.getFileName() + ": " + lines.size() + " lines");
+					String name = path.getFileName().toString();
+					if (lines.size() > MAX_CLASS_LINES && !LONG_FOR_A_REASON.containsKey(name)) {
+						tooLong.add(name + ": " + lines.size() + " lines, and no reason given");
+					}
+					if (lines.size() <= MAX_CLASS_LINES && LONG_FOR_A_REASON.containsKey(name)) {
+						tooLong.add(name + ": " + lines.size() + " lines, listed as long: take it off the list");
 					}
 					methods += longMethods(path, lines, tooLong);
 				}

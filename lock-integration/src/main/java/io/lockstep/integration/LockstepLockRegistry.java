@@ -6,7 +6,7 @@ import java.util.concurrent.ConcurrentMap;
 
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.internal.ThreadOwnedLock;
+import io.lockstep.internal.engine.ThreadOwnedLock;
 import io.lockstep.internal.engine.EngineTemplate;
 import org.jspecify.annotations.Nullable;
 

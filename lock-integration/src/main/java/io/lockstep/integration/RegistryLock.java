@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
-import io.lockstep.internal.ThreadOwnedLock;
+import io.lockstep.internal.engine.ThreadOwnedLock;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.integration.support.locks.DistributedLock;

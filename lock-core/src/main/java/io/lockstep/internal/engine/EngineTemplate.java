@@ -15,7 +15,6 @@ import io.lockstep.LockInfo;
 import io.lockstep.LockMode;
 import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
-import io.lockstep.internal.ThreadOwnedLock;
 import io.lockstep.internal.transaction.LockRelease;
 
 import org.springframework.util.Assert;

@@ -1,4 +1,4 @@
-package io.lockstep.internal;
+package io.lockstep.internal.engine;
 
 import java.time.Duration;
 import java.util.List;
