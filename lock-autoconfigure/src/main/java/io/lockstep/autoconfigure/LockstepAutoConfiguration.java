@@ -1,5 +1,6 @@
 package io.lockstep.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -222,8 +223,9 @@ public final class LockstepAutoConfiguration {
 		checked(() -> builder.lockDelay(properties.getLockDelay()));
 		properties.getLocks().forEach((name, lock) -> {
 			checked(() -> builder.lockOverride(name, lock.getWaitTime(), lock.getLeaseTime(), lock.getMinHoldTime()));
-			if (lock.getLockDelay() != null) {
-				checked(() -> builder.lockDelay(name, lock.getLockDelay()));
+			Duration lockDelay = lock.getLockDelay();
+			if (lockDelay != null) {
+				checked(() -> builder.lockDelay(name, lockDelay));
 			}
 		});
 	}

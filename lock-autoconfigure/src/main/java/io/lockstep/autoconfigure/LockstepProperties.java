@@ -78,8 +78,8 @@ public class LockstepProperties implements Validator {
 	private OnLeaseLost onLeaseLost = OnLeaseLost.NOTIFY;
 
 	/**
-	 * Per-lock-name overrides of wait-time, lease-time, min-hold-time and lock-delay, by lock name
-	 * (the name of LockTemplate.named or of @DistributedLock).
+	 * Per-lock-name overrides of wait-time, lease-time, min-hold-time and lock-delay, by
+	 * lock name (the name of LockTemplate.named or of @DistributedLock).
 	 */
 	private final Map<String, Lock> locks = new LinkedHashMap<>();
 

@@ -35,10 +35,9 @@ class ConfigurationMetadataTests {
 					"lockstep.lease-time", "lockstep.command-timeout", "lockstep.aspect-order",
 					"lockstep.max-hold-time", "lockstep.on-lease-lost", "lockstep.locks", "lockstep.locks.*.wait-time",
 					"lockstep.locks.*.lease-time", "lockstep.locks.*.min-hold-time", "lockstep.locks.*.lock-delay",
-					"lockstep.lock-delay", "lockstep.redlock.nodes",
-					"lockstep.redlock.clock-drift-factor", "lockstep.redlock.node-timeout",
-					"lockstep.replication.acknowledgements", "lockstep.replication.timeout",
-					"lockstep.web.problem-details");
+					"lockstep.lock-delay", "lockstep.redlock.nodes", "lockstep.redlock.clock-drift-factor",
+					"lockstep.redlock.node-timeout", "lockstep.replication.acknowledgements",
+					"lockstep.replication.timeout", "lockstep.web.problem-details");
 		assertThat(properties).allSatisfy(
 				(property) -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 					.asString()
@@ -76,8 +75,9 @@ class ConfigurationMetadataTests {
 	@Test
 	void perLockNameSettingsAreNamedInTheDescriptionOfLocks() throws IOException {
 		List<Object> description = JsonPath.read(metadata(), "$.properties[?(@.name == 'lockstep.locks')].description");
-		assertThat(description).singleElement().asString().contains("wait-time", "lease-time", "min-hold-time",
-				"lock-delay");
+		assertThat(description).singleElement()
+			.asString()
+			.contains("wait-time", "lease-time", "min-hold-time", "lock-delay");
 	}
 
 	@Test

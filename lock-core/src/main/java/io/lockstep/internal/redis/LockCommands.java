@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.lettuce.core.AbstractRedisClient;
@@ -187,8 +188,9 @@ public final class LockCommands implements AutoCloseable {
 	 */
 	public boolean runsSpublish(String channel, Consumer<String> why) {
 		try {
-			await(this.connection.send((commands) -> commands.spublish(channel.getBytes(StandardCharsets.UTF_8),
-					new byte[0])), "publish a sharded message");
+			await(this.connection
+				.send((commands) -> commands.spublish(channel.getBytes(StandardCharsets.UTF_8), new byte[0])),
+					"publish a sharded message");
 			return true;
 		}
 		catch (LockException ex) {

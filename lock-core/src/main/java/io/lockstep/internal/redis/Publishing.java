@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
  * The command a release publishes its notification with: {@code PUBLISH}, or on a Redis 7
  * Cluster {@code SPUBLISH} (sharded: only the slot's node and its replicas), decided
  * once, on first use, by asking the server whether it runs {@code SPUBLISH} (never from
- * its version string). Shared by a {@link RedisStore} and its
- * {@link RedisWakeUps}, which subscribe the same way.
+ * its version string). Shared by a {@link RedisStore} and its {@link RedisWakeUps}, which
+ * subscribe the same way.
  */
 final class Publishing {
 

@@ -28,7 +28,8 @@ public final class RedisStorage {
 		LockCommands commands = new LockCommands(client, commandTimeout);
 		LockCommands acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : commands;
 		ReleaseChannel channel = new ReleaseChannel(client, commandTimeout);
-		// asked on a channel named like a fencing counter: in the key prefix, which an ACL
+		// asked on a channel named like a fencing counter: in the key prefix, which an
+		// ACL
 		// user's channel rights cover, and heard by nobody
 		Publishing publishing = new Publishing(commands, layout.mayShard(), layout.fence("__probe"), channel::sharded);
 		String clientId = newClientId();
