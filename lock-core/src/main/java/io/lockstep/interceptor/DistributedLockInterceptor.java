@@ -71,23 +71,14 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 			}
 		}
 		catch (LockAcquisitionException ex) {
-			return operation.notAcquired(target, args, named(ex, operation));
+			return operation.notAcquired(target, args, operation.named(ex));
 		}
 		catch (LockException ex) {
-			throw named(ex, operation);
+			throw operation.named(ex);
 		}
 		LockRelease release = LockRelease.bind(handle);
 		return operation.async() ? proceedAsync(invocation, release, operation)
 				: proceed(invocation, release, operation);
-	}
-
-	/**
-	 * Names the lock of the operation in an exception of its acquisition or release (not
-	 * in one the method threw: that may be another lock's).
-	 */
-	static <E extends LockException> E named(E ex, LockOperation operation) {
-		ex.initLockName(operation.lockName());
-		return ex;
 	}
 
 	private @Nullable Object proceed(MethodInvocation invocation, LockRelease release, LockOperation operation)
@@ -110,7 +101,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 			release.arrive(failure);
 		}
 		catch (LockException ex) {
-			throw named(ex, operation);
+			throw operation.named(ex);
 		}
 	}
 

@@ -212,4 +212,13 @@ final class LockOperation {
 	record Timing(@Nullable Duration waitTime, @Nullable Duration leaseTime, @Nullable Duration minHoldTime) {
 	}
 
+	/**
+	 * Names this operation's lock in an exception of its acquisition or release (not in
+	 * one the method threw: that may be another lock's).
+	 */
+	<E extends io.lockstep.LockException> E named(E ex) {
+		ex.initLockName(lockName());
+		return ex;
+	}
+
 }

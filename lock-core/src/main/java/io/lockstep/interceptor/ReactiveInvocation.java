@@ -40,8 +40,7 @@ final class ReactiveInvocation {
 		Flux<Object> locked = locks
 			.executeMany(keys, (lock) -> Flux.from(proceedOnce(invocation)).doOnError(fromMethod::add),
 					(ex) -> notAcquired(operation, target, args, ex), operation.skips())
-			.onErrorMap(LockException.class,
-					(ex) -> fromMethod.remove(ex) ? ex : DistributedLockInterceptor.named(ex, operation));
+			.onErrorMap(LockException.class, (ex) -> fromMethod.remove(ex) ? ex : operation.named(ex));
 		ReturnKind kind = operation.returnKind();
 		if (kind == ReturnKind.FLOW) {
 			return Coroutines.adapter(invocation.getMethod().getReturnType()).fromPublisher(locked);
@@ -67,7 +66,7 @@ final class ReactiveInvocation {
 			return Flux.empty();
 		}
 		try {
-			return publisher(operation.notAcquired(target, args, DistributedLockInterceptor.named(ex, operation)));
+			return publisher(operation.notAcquired(target, args, operation.named(ex)));
 		}
 		catch (Throwable failure) {
 			return Flux.error(failure);

@@ -215,6 +215,14 @@ for i = 1, n do
       redis.call('HDEL', KEYS[2 * n + i], '~w')
       left = 1
     end
+    if current == '~w:' .. prefix .. 'w' then
+      -- the key a release kept for this writer is free again
+      redis.call('DEL', KEYS[i])
+      if message ~= '' then
+        redis.pcall(publish, KEYS[i], message)
+      end
+      current = nil
+    end
     if left > 0 and current and isShared(current) and string.sub(current, -2) == ':w' and message ~= '' then
       -- a writer that readers waited behind gives up: the readers first in line join the
       -- readers now, and those not queued are told to ask again

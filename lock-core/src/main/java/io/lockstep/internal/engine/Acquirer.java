@@ -146,10 +146,11 @@ abstract class Acquirer implements Wake {
 		Acquisition.Undo undo = step.undo();
 		if (undo != null) {
 			// sent without waiting, after the command it undoes, and again until it lands
-			// or what it gives back has expired
+			// or what it gives back has expired (a lease and its lock delay)
 			this.context.releases()
 				.land(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
-						: LockStore.Release.undo(this.id, undo.owner()), undo.untilNanos());
+						: LockStore.Release.undo(this.id, undo.owner()),
+						undo.untilNanos() + TimeUnit.MILLISECONDS.toNanos(this.delayMillis));
 		}
 		if (step.action() instanceof Acquisition.Send && this.waiter != null) {
 			this.waiter.rearm();

@@ -194,7 +194,8 @@ final class Acquisition implements AcquisitionProtocol {
 	 * owner token it was sent with.
 	 */
 	private Step failed(LockException failure) {
-		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued());
+		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued())
+				|| this.terms.id().size() > 1 && this.sentEntryMillis > 0;
 		LockException reported = new LockException(
 				"Could not acquire lock '" + this.terms.id().display() + "': " + failure.getMessage(), failure);
 		return done(Phase.FAILED, null, reported, undo(mayBeQueued));
@@ -236,7 +237,9 @@ final class Acquisition implements AcquisitionProtocol {
 	}
 
 	private Undo leaveIfQueued() {
-		return (this.queue.queued() || this.queue.hasPending()) ? undo(true) : null;
+		// a writer on several keys that waited may have marked keys readers hold
+		boolean marked = this.terms.id().size() > 1 && this.sentEntryMillis > 0;
+		return (this.queue.queued() || this.queue.hasPending() || marked) ? undo(true) : null;
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -48,21 +49,55 @@ final class Extensions {
 			.toList();
 		CompletableFuture<Boolean> applied = this.store.renew(renewals)
 			.orTimeout(this.store.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
-			.thenApplyAsync((granted) -> extended(leases, granted, sentNanos, leaseMillis), this.watchdog.executor());
+			.handleAsync((granted, failure) -> {
+				if (failure != null) {
+					// it may have run: a shorter lease may end the keys earlier than the
+					// local deadline says
+					mayHaveShortened(leases, sentNanos, leaseNanos);
+					throw (failure instanceof CompletionException completion) ? completion
+							: new CompletionException(failure);
+				}
+				return extended(leases, granted, sentNanos, leaseMillis);
+			}, this.watchdog.executor());
+		String what = "Extending the lease of '" + leases.get(0).id().display() + "' failed: ";
 		try {
-			return applied.join();
+			// bounded: a reply dropped with the watchdog's queue (the client closing)
+			// must not block the caller for ever
+			return applied.get(2 * this.store.commandTimeout().toNanos() + TimeUnit.SECONDS.toNanos(1),
+					TimeUnit.NANOSECONDS);
 		}
-		catch (CompletionException | CancellationException ex) {
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new LockException(what + "interrupted", ex);
+		}
+		catch (TimeoutException ex) {
+			throw new LockException(what + "its reply was not applied (the lock client is closing)", ex);
+		}
+		catch (ExecutionException | CancellationException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			while (cause instanceof CompletionException && cause.getCause() != null) {
+				cause = cause.getCause();
+			}
 			if (cause instanceof LockException failure) {
 				throw failure;
 			}
-			String what = "Extending the lease of '" + leases.get(0).id().display() + "' failed: ";
 			if (cause instanceof TimeoutException) {
 				throw new LockException(what + "no answer within " + DurationFormat.format(this.store.commandTimeout()),
 						cause);
 			}
 			throw new LockException(what + cause, cause);
+		}
+	}
+
+	/**
+	 * An extension that got no answer may have run in the storage: the keys then end
+	 * {@code leaseNanos} after it was sent, which is earlier than the local deadline when
+	 * it shortened the lease; the local deadline moves there.
+	 */
+	private void mayHaveShortened(List<Lease> leases, long sentNanos, long leaseNanos) {
+		long deadline = sentNanos + leaseNanos - this.store.driftNanos(leaseNanos);
+		for (Lease lease : leases) {
+			lease.renewal().mayEndBy(deadline);
 		}
 	}
 

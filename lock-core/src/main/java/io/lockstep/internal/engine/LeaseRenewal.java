@@ -156,6 +156,14 @@ final class LeaseRenewal {
 		this.renewing = false;
 	}
 
+	/**
+	 * The storage may end the lease by {@code deadlineNanos} (an extension that got no
+	 * answer may have shortened it): the local deadline is never later.
+	 */
+	void mayEndBy(long deadlineNanos) {
+		this.deadlineNanos = Math.min(this.deadlineNanos, deadlineNanos);
+	}
+
 	/** A renewal failed to reach the storage: it is due again at once. */
 	void failed(String error) {
 		this.renewing = false;

@@ -1,0 +1,122 @@
+package io.lockstep.internal.engine;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.observation.Observation;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * LockHandle.extend (Extensions) blocks its caller on a join() with no bound while the
+ * reply is applied on the watchdog's executor: when the lock client closes (the
+ * watchdog's executor shut down with shutdownNow) after the store answered but before the
+ * watchdog's thread applied the reply, the queued application is dropped and the caller
+ * waits forever, although the store answered within its command timeout.
+ */
+class ExtensionsClosingTests {
+
+	private static final class PendingStore implements LockStore {
+
+		final List<CompletableFuture<long[]>> renewals = new CopyOnWriteArrayList<>();
+
+		@Override
+		public Attempt acquire(Acquire request) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
+			CompletableFuture<long[]> reply = new CompletableFuture<>();
+			this.renewals.add(reply);
+			return reply;
+		}
+
+		@Override
+		public int release(Release request) {
+			return 0;
+		}
+
+		@Override
+		public int check(LockId id, String owner) {
+			return 0;
+		}
+
+		@Override
+		public long remainingLease(String key) {
+			return -2;
+		}
+
+		@Override
+		public Duration commandTimeout() {
+			return Duration.ofMillis(500);
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+	@Test
+	void anExtensionWhoseReplyComesAsTheClientClosesEndsWithinTheCommandTimeout() throws Exception {
+		PendingStore store = new PendingStore();
+		Watchdog watchdog = new Watchdog(store, new ArrayList<>());
+		Extensions extensions = new Extensions(store, watchdog);
+		long now = System.nanoTime();
+		Lease lease = new Lease(LockId.of("k"), new long[] { 1 }, "owner", "k", TimeUnit.SECONDS.toNanos(30), false, 0,
+				now, TimeUnit.SECONDS.toNanos(30), Long.MAX_VALUE, Observation.NOOP, (l, from, to, reason) -> {
+				}, (nanos) -> 0);
+		CompletableFuture<Object> caller = new CompletableFuture<>();
+		Thread thread = new Thread(() -> {
+			try {
+				caller.complete(extensions.extend(List.of(lease), TimeUnit.SECONDS.toNanos(60)));
+			}
+			catch (Throwable ex) {
+				caller.complete(ex);
+			}
+		}, "extend-caller");
+		thread.setDaemon(true);
+		thread.start();
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (store.renewals.isEmpty() && System.nanoTime() - deadline < 0) {
+			Thread.onSpinWait();
+		}
+		assertThat(store.renewals).hasSize(1);
+		// the store answers within its command timeout while the watchdog's thread is
+		// busy
+		// with a pass (here: a task that waits for a latch), so the reply's application
+		// is queued behind it; then the client closes
+		java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+		java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+		watchdog.executor().execute(() -> {
+			running.countDown();
+			try {
+				busy.await(5, TimeUnit.SECONDS);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
+		store.renewals.get(0).complete(new long[] { 60_000 });
+		watchdog.close();
+		busy.countDown();
+		Object outcome = null;
+		try {
+			outcome = caller.get(3, TimeUnit.SECONDS);
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			// reported below
+		}
+		System.out.printf("extend() after the client closed mid-round-trip: %s (caller thread %s)%n",
+				(outcome != null) ? outcome : "still blocked 3 s later (command timeout 500 ms)", thread.getState());
+		assertThat(outcome).as("extend() returns or throws within its command timeout").isNotNull();
+	}
+
+}

@@ -1,0 +1,151 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lockstep.LockHandle;
+import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.LockScripts;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The mark of a writer on several keys ({@code "~w"} in a key's waiter table) and the key
+ * a release keeps for it ({@code "~w:<owner>"}) once that writer is gone: readers and
+ * other writers should not wait for a writer that no longer waits.
+ */
+@RedisTest
+class WriterOnSeveralKeysMarkTests {
+
+	private static final String A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+	private static final String B = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+	private static final String W = "cccccccccccccccccccccccccccccccc";
+
+	private final RedisNode redis;
+
+	private RedisClient client;
+
+	private LockCommands commands;
+
+	WriterOnSeveralKeysMarkTests(RedisNode redis) {
+		this.redis = redis;
+	}
+
+	@BeforeEach
+	void connect() {
+		this.client = TestLocks.client(this.redis);
+		this.commands = new LockCommands(this.client, Duration.ofSeconds(2));
+		this.redis.call("FLUSHALL");
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.commands.close();
+		this.client.shutdown();
+	}
+
+	private List<Long> read(String owner, long lease) {
+		return this.commands.eval(LockScripts.ACQUIRE_SHARED, List.of("k", "fence", "q", "t"),
+				List.of(owner, Long.toString(lease), "0", "r", "w"), "read");
+	}
+
+	private List<Object> writerOnSeveralKeys(String owner) {
+		// one key of the writer's group, with its waiter table: a caller that waits (mark
+		// 2 s)
+		return this.commands.eval(LockScripts.ACQUIRE_ALL, List.of("k", "fence", "t"),
+				List.of(owner, "30000", "0", "", "2000", "0"), "acquire-all");
+	}
+
+	private long release(String owner, String leave) {
+		return this.commands.eval(LockScripts.RELEASE, List.of("k", "q", "t", "fence"),
+				List.of(owner, "released", "PUBLISH", "queues", leave), "release");
+	}
+
+	/**
+	 * A reader holds k; a writer on several keys waits and marks k; the reader leaves, so
+	 * release.lua keeps k for the writer ("~w:&lt;writer&gt;:w"); the writer then gives
+	 * up and leaves (release.lua 'leave', which takes its mark off). The key it was kept
+	 * for should be free now: no one holds it and no one waits for it.
+	 */
+	@Test
+	void aKeyKeptForAWriterOnSeveralKeysIsFreedWhenThatWriterLeaves() {
+		assertThat(read(A, 30_000).get(0)).isEqualTo(1L);
+		assertThat(((Number) writerOnSeveralKeys(W).get(0)).longValue()).isZero();
+		assertThat((String) this.redis.call("HGET", "t", "~w")).startsWith(W + ":");
+		assertThat(release(A, "")).isEqualTo(1L);
+		assertThat((String) this.redis.call("GET", "k")).isEqualTo("~w:" + W + ":w");
+		release(W, "leave");
+		Object mark = this.redis.call("HGET", "t", "~w");
+		Object value = this.redis.call("GET", "k");
+		Object pttl = this.redis.call("PTTL", "k");
+		List<Long> reader = read(B, 30_000);
+		System.out.printf("after the writer left: mark %s, key %s (PTTL %s ms); a new reader got %s%n", mark, value,
+				pttl, reader);
+		assertThat(mark).as("the writer's mark is taken off by its leave").isNull();
+		assertThat(value).as("the key kept for a writer that left is freed").isNull();
+		assertThat(reader.get(0)).as("a reader gets the free key").isEqualTo(1L);
+	}
+
+	/**
+	 * Through the engine: readers hold doc; a writer on doc and other waits (its mark is
+	 * in doc's waiter table); its thread is interrupted while it waits, so it gives up. A
+	 * reader that comes after that, with no writer waiting any more, should join the
+	 * readers at once.
+	 */
+	@Test
+	void aReaderJoinsReadersAtOnceAfterAWaitingWriterOnSeveralKeysGaveUp() throws Exception {
+		RedisClient writerClient = TestLocks.client(this.redis);
+		RedisClient laterClient = TestLocks.client(this.redis);
+		try (RedisLockTemplate readers = TestLocks.builder(this.client).build();
+				RedisLockTemplate writer = TestLocks.builder(writerClient).waitTime(Duration.ofSeconds(30)).build();
+				RedisLockTemplate later = TestLocks.builder(laterClient).waitTime(Duration.ZERO).build();
+				StatefulRedisConnection<String, String> probe = this.client.connect()) {
+			TestLocks.warmUp(readers, writer, later);
+			try (LockHandle first = readers.read().acquire("doc")) {
+				CompletableFuture<Throwable> ended = new CompletableFuture<>();
+				Thread writerThread = new Thread(() -> {
+					try (LockHandle all = writer.acquireAll(List.of("doc", "other"))) {
+						ended.complete(null);
+					}
+					catch (Throwable ex) {
+						ended.complete(ex);
+					}
+				}, "writer-on-several-keys");
+				writerThread.start();
+				assertThat(TestLocks.eventually(Duration.ofSeconds(10),
+						() -> probe.sync().hget("lockstep:__w:doc", "~w") != null))
+					.as("the waiting writer marked doc")
+					.isTrue();
+				writerThread.interrupt();
+				Throwable failure = ended.get(10, TimeUnit.SECONDS);
+				assertThat(failure).as("the interrupted writer gave up").isNotNull();
+				String mark = probe.sync().hget("lockstep:__w:doc", "~w");
+				long gaveUp = System.nanoTime();
+				Optional<LockHandle> second = later.read().tryAcquire("doc");
+				long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - gaveUp);
+				second.ifPresent(LockHandle::close);
+				System.out.printf(
+						"writer on several keys gave up (%s); its mark after that: %s; a later reader %s (%d ms)%n",
+						failure, mark, second.isPresent() ? "joined" : "was refused", tookMillis);
+				assertThat(second).as("no writer waits any more: a reader joins the readers").isPresent();
+			}
+		}
+		finally {
+			writerClient.shutdown();
+			laterClient.shutdown();
+		}
+	}
+
+}
