@@ -136,7 +136,8 @@ class InventoryPageBrowserTests extends RealRedis {
 					&& text("held-locks").contains(String.valueOf(lock.fencingToken())));
 			writeScreenshot("demo.png");
 		}
-		// released: gone from the page (the leader-only task's lock and the ShedLock job's
+		// released: gone from the page (the leader-only task's lock and the ShedLock
+		// job's
 		// may be listed beside it)
 		await(Duration.ofSeconds(10), (page) -> !text("held-locks").contains("lockstep:stock:mug"));
 	}
