@@ -196,9 +196,12 @@ abstract class LockContract {
 			try (LockHandle middle = first.acquire("contract:m2")) {
 				assertThatExceptionOfType(LockAcquisitionException.class)
 					.isThrownBy(() -> second.withWaitTime(Duration.ZERO).acquireAll(keys));
-				assertThat(first.isLocked("contract:m1") || first.isLocked("contract:m3"))
+				// on a Cluster the slots taken before the held one are undone without
+				// waiting
+				assertThat(Eventually.holds(Duration.ofSeconds(2),
+						() -> !first.isLocked("contract:m1") && !first.isLocked("contract:m3")))
 					.as("keys left taken by a multi-key lock that failed")
-					.isFalse();
+					.isTrue();
 			}
 			try (LockHandle all = second.acquireAll(keys)) {
 				for (String key : keys) {
