@@ -44,8 +44,8 @@ final class RedisContainers {
 	static GenericContainer<?> onHostNetwork(int port) {
 		DockerImageName image = DockerImageName.parse(System.getProperty(IMAGE_PROPERTY, DEFAULT_IMAGE));
 		GenericContainer<?> container = new GenericContainer<>(image).withNetworkMode("host")
-			.withCommand(System.getProperty(COMMAND_PROPERTY, DEFAULT_COMMAND), "--port", String.valueOf(port), "--bind", "127.0.0.1", "--protected-mode",
-					"no")
+			.withCommand(System.getProperty(COMMAND_PROPERTY, DEFAULT_COMMAND), "--port", String.valueOf(port),
+					"--bind", "127.0.0.1", "--protected-mode", "no")
 			.waitingFor(Wait.forLogMessage(".*Ready to accept connections.*", 1)
 				.withStartupTimeout(Duration.ofSeconds(60)));
 		if (!Boolean.parseBoolean(System.getProperty(PULL_PROPERTY, "true"))) {
