@@ -19,9 +19,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * Markdown: one run as a table of contenders, each figure with its ratio to the floor's
  * in the same run; several runs (e.g. before and after a change, run interleaved) as a
  * table per contender with a column per run, in the order given, and the median of each
- * label's runs (of the ratios to the floor where every run has one, else of the figures).
- * Rows are a sample-time score's p50 and p99 and the secondary results listed in
- * {@link #SHOWN}; a benchmark without a contender (MACHINE: raw Lettuce, the floor's
+ * label over its runs that have the figure (of their ratios to the floor where each has
+ * one, else of the figures). Rows, in scenario order: a sample-time score's p50 and p99,
+ * and the secondary results listed in {@link #SHOWN} (of {@code hand-off}, a sample, its
+ * p50 and p99). A benchmark without a contender (MACHINE: raw Lettuce, the floor's
  * client) counts as the floor. Usage: {@code Compare [label=]result.json ...}
  */
 public final class Compare {
