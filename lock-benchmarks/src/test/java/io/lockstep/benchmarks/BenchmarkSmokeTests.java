@@ -42,7 +42,7 @@ class BenchmarkSmokeTests {
 				// the uncontended pair: 2 scripts and the commands they run (5 and 6)
 				.contains("| S1 pair · commands/acq | 5.00 | 6.00 (1.20×) |")
 				.contains("| S1 pair · subscribes/acq | 0.00 | 0.00 |")
-				.containsPattern("\\| S1 pair · redis time/script µs \\| [0-9.]+ \\| [0-9.]+ \\([0-9.]+×\\) \\|")
+				.containsPattern("\\| S1 pair · redis time/script µs \\| [0-9.,]+ \\| [0-9.,]+ \\([0-9.]+×\\) \\|")
 				.containsPattern("\\| S1 pair · jvm cpu/acq µs \\| [0-9.,]+ \\| [0-9.,]+ \\([0-9.]+×\\) \\|")
 				.containsPattern("\\| S3 handOff \\(shared\\) · acquisitions/s \\| – \\| [0-9.,]+ \\|")
 				.containsPattern("\\| S3 handOff \\(shared\\) · hand-off p50 µs \\| – \\| [0-9.,]+ \\|")
