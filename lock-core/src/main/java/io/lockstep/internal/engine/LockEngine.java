@@ -188,7 +188,7 @@ public final class LockEngine implements AutoCloseable {
 
 	/** Whether a handle is one of this engine's (its identity for reentrancy). */
 	boolean owns(LeaseHandle handle) {
-		return handle.owner() == this.releases;
+		return handle.scope() == this.releases;
 	}
 
 	/**
