@@ -17,6 +17,6 @@ import java.util.function.Supplier;
  * the engine is closed)
  * @param maxHoldNanos the hard cap on every hold, or {@code Long.MAX_VALUE}
  */
-record AcquireContext(LockStore store, WakeUps wakeUps, Waiters waiters, LockObservations observations, Leases leases,
-		Releases releases, Supplier<AsyncThreads> threads, long maxHoldNanos) {
+record AcquireContext(LockStore store, WakeUps wakeUps, LocalQueues waiters, LockObservations observations,
+		Leases leases, Releases releases, Supplier<AsyncThreads> threads, long maxHoldNanos) {
 }

@@ -14,12 +14,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the two drivers of an {@link Acquisition} share: the lock's terms, the events that
- * reach it from its local queue ({@link Wake}: put in the inbox, then the driver is
- * woken), the side effects of a step (the asking gate, the undo) and the ending (the
- * lease of a grant, the observation). Only the driver's one thread at a time touches the
- * machine and the fields here, except the inbox.
+ * reach it from its local queue ({@link LocalQueues.Listener}: put in the inbox, then the
+ * driver is woken), the side effects of a step (the asking gate, the undo) and the ending
+ * (the lease of a grant, the observation). Only the driver's one thread at a time touches
+ * the machine and the fields here, except the inbox.
  */
-abstract class Acquirer implements Wake {
+abstract class Acquirer implements LocalQueues.Listener {
 
 	private static final Logger logger = LoggerFactory.getLogger(Acquirer.class);
 
@@ -41,7 +41,7 @@ abstract class Acquirer implements Wake {
 
 	final WakeUps wakeUps;
 
-	final Waiters waiters;
+	final LocalQueues waiters;
 
 	final LockId id;
 
@@ -72,14 +72,14 @@ abstract class Acquirer implements Wake {
 
 	private Observation observation;
 
-	/** Whether it holds the key's asking gate (see {@link Waiters#beginAsking}). */
+	/** Whether it holds the key's asking gate (see {@link LocalQueues#beginAsking}). */
 	private boolean gated;
 
 	/**
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
 	 * thread, read by a cancel.
 	 */
-	volatile Waiter waiter;
+	volatile LocalQueues.Waiter waiter;
 
 	Acquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold, boolean skips) {
 		long leaseNanos = hold.leaseNanos();

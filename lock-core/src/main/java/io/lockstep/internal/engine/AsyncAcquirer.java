@@ -99,7 +99,7 @@ final class AsyncAcquirer extends Acquirer {
 		}
 		else {
 			// the drainer aborts it next; it stops waiting now
-			Waiter current = this.waiter;
+			LocalQueues.Waiter current = this.waiter;
 			if (current != null) {
 				this.waiters.unregister(current, false);
 			}
@@ -182,9 +182,9 @@ final class AsyncAcquirer extends Acquirer {
 	/** Joins the key's local queue (readying the channel may block: on a worker). */
 	private void register(Acquisition.Register register) {
 		unregister(false);
-		Registration registration = this.waiters.registerAsync(register.key(), register.owner(), register.handOff(),
-				this);
-		Waiter registered = registration.waiter();
+		LocalQueues.Registration registration = this.waiters.registerAsync(register.key(), register.owner(),
+				register.handOff(), this);
+		LocalQueues.Waiter registered = registration.waiter();
 		this.waiter = registered;
 		CompletableFuture<?> listening = registration.listening();
 		// a copy: the subscription's own future is shared with other waiters

@@ -29,7 +29,7 @@ final class Releases {
 
 	private final LockStore store;
 
-	private final Waiters waiters;
+	private final LocalQueues waiters;
 
 	private final LeaseEvents events;
 
@@ -41,7 +41,7 @@ final class Releases {
 
 	private final Extensions extensions;
 
-	Releases(LockStore store, Waiters waiters, LeaseEvents events, LockObservations observations, String keyPrefix,
+	Releases(LockStore store, LocalQueues waiters, LeaseEvents events, LockObservations observations, String keyPrefix,
 			Supplier<AsyncThreads> threads, Watchdog watchdog) {
 		this.store = store;
 		this.extensions = new Extensions(store, watchdog);
