@@ -101,6 +101,8 @@ class ScriptTests {
 	void aFencingCounterLostBetweenAGrantAndAHandOffStillIssuesALargerToken() {
 		this.scripts.acquire(OWNER, 10_000, 0, "", 0);
 		this.scripts.release(OWNER);
+		LockScripts.Call release = LockScripts.release("'k'", List.of("k"), OWNER, "PUBLISH",
+				new LockScripts.Queues(List.of("q"), List.of("t"), List.of("fence")), false);
 		int larger = 0;
 		int rounds = 20;
 		try (StatefulRedisConnection<String, String> connection = this.scripts.client().connect()) {
@@ -113,8 +115,8 @@ class ScriptTests {
 				redis.evalsha(LockScripts.ACQUIRE.getSha1(), ScriptOutputType.MULTI,
 						new String[] { "k", "fence", "q", "t" }, OTHER, "10000", "0", "n", "5000", "chan", "10000");
 				redis.del("fence");
-				redis.evalsha(LockScripts.RELEASE.getSha1(), ScriptOutputType.INTEGER,
-						new String[] { "k", "q", "t", "fence" }, OWNER, "released", "PUBLISH");
+				redis.evalsha(release.script().getSha1(), ScriptOutputType.INTEGER,
+						release.keys().toArray(String[]::new), release.args().toArray(String[]::new));
 				io.lettuce.core.TransactionResult replies = redis.exec();
 				long granted = (Long) ((List<?>) replies.get(0)).get(1);
 				String handed = this.scripts.value();
