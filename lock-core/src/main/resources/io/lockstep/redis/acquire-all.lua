@@ -8,7 +8,7 @@
 -- ARGV[4]        optional; "1" (Redlock): acquire only on a Redis whose data survives a restart,
 --                i.e. whose INFO persistence says aof_enabled:1
 -- ARGV[5]        optional, for a caller that waits: how long its mark lives, in ms (see
---                writerMark in lib.lua, which is prepended): a key held by readers is
+--                writerMark in lib-queue.lua): a key held by readers is
 --                marked in its waiter table, so that readers that come after wait behind this
 --                writer; an owner that gets the keys takes its marks off
 -- ARGV[6]        optional: the lock delay in ms (see exclusiveDelay in lib.lua); 0 or absent: none

@@ -1,5 +1,5 @@
 -- Acquires one key as one of its readers or one of a semaphore's permit holders (see
--- lib.lua for what the key holds), with a fencing token from the same counter as
+-- lib-shared.lua for what the key holds), with a fencing token from the same counter as
 -- the exclusive lock's, so tokens increase per key across all modes.
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
@@ -28,7 +28,7 @@
 --                                  the semaphore admits, or (a reader) by readers while a writer
 --                                  is queued for the key, which goes first, or free or held by
 --                                  readers while a writer on several keys has marked it
---                                  (writerMark in lib.lua); pttl = the time until the first
+--                                  (writerMark in lib-queue.lua); pttl = the time until the first
 --                                  holder's lease ends, in ms; counter as in acquire.lua
 --          {OTHER_KIND, permits}   the key is held another way: permits = 0 for readers, 1 for
 --                                  an exclusive holder, n for a semaphore of n permits; nothing

@@ -4,7 +4,7 @@
 -- KEYS[2]  fencing counter (never expires)
 -- KEYS[3]  optional: the lock's waiter queue (a list of owner tokens, first come first served)
 -- KEYS[4]  optional: the lock's waiter table (owner token -> its entry, see joinQueue in
---          lib.lua, which is prepended)
+--          lib-acquire.lua)
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no

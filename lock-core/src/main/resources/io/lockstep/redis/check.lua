@@ -2,7 +2,7 @@
 -- KEYS[1..n]  lock keys
 -- ARGV[1]     owner token
 -- Returns     the number of keys that hold this owner token now (as their exclusive holder or
---             as one of their readers or permit holders, see lib.lua), not in its lock delay
+--             as one of their readers or permit holders, see lib-shared.lua), not in its lock delay
 --             (the lease ended)
 local owner = ARGV[1]
 local held = 0

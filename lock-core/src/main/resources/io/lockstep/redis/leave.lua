@@ -1,5 +1,5 @@
 -- A waiter gives up: it leaves the queues of its keys, takes its mark off (a writer on several
--- keys, see writerMark in lib.lua), and releases what it was handed meanwhile as release.lua
+-- keys, see writerMark in lib-queue.lua), and releases what it was handed meanwhile as release.lua
 -- does. A writer that readers waited behind admits the readers first in line and tells the
 -- others to ask again; a key a release kept for this writer ("~w:<owner>:w") is free again.
 -- KEYS[1..n]      lock keys
@@ -11,7 +11,7 @@
 local n = #KEYS / 4
 local released = 0
 for i = 1, n do
-  local k = keysOf(i, n)
+  local k = {key = KEYS[i], queue = KEYS[n + i], table = KEYS[2 * n + i], counter = KEYS[3 * n + i]}
   local current = redis.call('GET', k.key)
   local left = redis.call('LREM', k.queue, 0, owner)
   redis.call('HDEL', k.table, owner)
@@ -25,7 +25,7 @@ for i = 1, n do
     -- the key a release kept for this writer is free again
     redis.call('DEL', k.key)
     if notifies then
-      notify(k)
+      redis.pcall(publish, k.key, message)
     end
     current = nil
   end
@@ -43,7 +43,7 @@ for i = 1, n do
         current = redis.call('GET', k.key)
       end
     end
-    notify(k)
+    redis.pcall(publish, k.key, message)
   end
   released = released + release(k, current)
 end

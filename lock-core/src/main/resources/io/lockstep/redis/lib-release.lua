@@ -1,25 +1,17 @@
 -- The functions of the release scripts (release.lua, leave.lua, delete.lua), prepended to them
--- after lib.lua: freeing a key, handing it to its first waiters, a share leaving. Their ARGV:
+-- after lib.lua, lib-shared.lua and lib-queue.lua: freeing a key, handing it to its first
+-- waiters, a share leaving. Their ARGV:
 -- ARGV[1]  owner token
 -- ARGV[2]  the release notification ('released' when absent); empty: notify nobody and hand off
 --          nothing (undoing a failed attempt, which frees no lock)
 -- ARGV[3]  optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
 -- A key is named with its waiter queue, waiter table and fencing counter ({key, queue, table,
--- counter}; keysOf); with the key alone (delete.lua) nothing is handed off. A hand-off is told
+-- counter}); with the key alone (delete.lua) nothing is handed off. A release notification
+-- tells the key's waiters that it is free (they ask again). A hand-off is told
 -- on the waiter's own channel (from its queue entry) as "g:<owner>:<fence>:<lease ms>:<key>";
 -- where the ACL forbids a channel the release still succeeds (waiters poll, and find it theirs).
 local owner, message, publish = ARGV[1], ARGV[2] or 'released', ARGV[3] or 'PUBLISH'
 local notifies = message ~= ''
-
--- Key i of n with its queue, table and counter (KEYS[n+i], KEYS[2n+i], KEYS[3n+i]).
-local function keysOf(i, n)
-  return {key = KEYS[i], queue = KEYS[n + i], table = KEYS[2 * n + i], counter = KEYS[3 * n + i]}
-end
-
--- Tells the waiters of a key that it is free (they ask again).
-local function notify(k)
-  redis.pcall(publish, k.key, message)
-end
 
 -- Tells a waiter on its client's channel that the key was handed to it.
 local function tell(k, channel, waiter, fence, lease)
@@ -49,7 +41,8 @@ local function admitShares(k, kind, holders, room)
     if not waiter or first ~= kind then
       break
     end
-    dequeue(k.queue, k.table, waiter)
+    redis.call('LPOP', k.queue)
+    redis.call('HDEL', k.table, waiter)
     latest = math.max(latest, grantShare(k, holders, waiter, lease, maxHold, channel, delay))
     room = room - 1
   end
@@ -67,14 +60,13 @@ local function handOff(k)
   if mark and liveEntry(k.table, redis.call('LINDEX', k.queue, 0), now) ~= 'x' then
     local writer, ends = string.match(mark, '^(.*):(%d+)$')
     redis.call('SET', k.key, '~w:' .. writer .. ':w', 'PX', math.max(1, tonumber(ends) - now))
-    notify(k)
+    redis.pcall(publish, k.key, message)
     return true
   end
-  local waiter, kind, lease, maxHold, channel, delay = firstLive(k.queue, k.table, now)
+  local waiter, kind, lease, maxHold, channel, delay = firstLive(k.queue, k.table, now, true)
   if not waiter then
     return false
   end
-  dequeue(k.queue, k.table, waiter)
   if kind ~= 'x' then
     local holders = {}
     local latest = grantShare(k, holders, waiter, lease, maxHold, channel, delay)
@@ -99,7 +91,7 @@ local function free(k, current)
   if not (waited and k.queue and notifies and handOff(k)) then
     redis.call('DEL', k.key)
     if waited and notifies then
-      notify(k)
+      redis.pcall(publish, k.key, message)
     end
   end
 end
@@ -133,7 +125,7 @@ local function leaveShare(k, current)
   if waited and notifies and kind ~= 'r' and admitted == 0 then
     -- a permit is free and no one is queued for it: its waiters try again (a writer waits
     -- for the last reader)
-    notify(k)
+    redis.pcall(publish, k.key, message)
   end
 end
 

@@ -15,7 +15,7 @@
 local n = #KEYS / 4
 local released = 0
 for i = 1, n do
-  local k = keysOf(i, n)
+  local k = {key = KEYS[i], queue = KEYS[n + i], table = KEYS[2 * n + i], counter = KEYS[3 * n + i]}
   released = released + release(k, redis.call('GET', k.key))
 end
 return released

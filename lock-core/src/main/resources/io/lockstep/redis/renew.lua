@@ -3,14 +3,14 @@
 -- KEYS[1..n]  lock keys
 -- ARGV[2i-1]  the owner token of KEYS[i]
 -- ARGV[2i]    the new lease of KEYS[i] in milliseconds
--- A share of a key held by readers or permit holders (lib.lua) is renewed on its own.
+-- A share of a key held by readers or permit holders (lib-shared.lua) is renewed on its own.
 -- Returns     {r1, ..., rn}: the lease granted in ms (> 0); LOST (0) the key is gone or held by
 --             another owner, or its lease ended and it is in its lock delay; CAPPED (-1) the
 --             cap allows no extension (the key expires by it, plus its lock delay)
 local LOST = 0
 local CAPPED = -1
 
--- Renews one share of a key held by readers or permit holders (lib.lua): its own
+-- Renews one share of a key held by readers or permit holders (lib-shared.lua): its own
 -- lease within its own cap; the key lives until the latest lease.
 local function renewShare(key, current, owner, asked)
   local kind, holders, waited = parseShared(current)

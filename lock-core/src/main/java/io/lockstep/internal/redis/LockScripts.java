@@ -23,30 +23,34 @@ public final class LockScripts {
 	private LockScripts() {
 	}
 
-	public static final RedisScript<List> ACQUIRE = ScriptTexts.of(List.class, "lib", "acquire");
+	public static final RedisScript<List> ACQUIRE = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire");
 
-	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of(List.class, "lib", "acquire-all");
+	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire-all");
 
 	/** Read locks and semaphores: one key, one of several holders. */
-	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.of(List.class, "lib", "acquire-shared");
+	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.of(List.class, "lib", "lib-acquire",
+			"lib-shared", "lib-queue", "acquire-shared");
 
 	/** Releases with hand-offs to the keys' queued waiters. */
-	public static final RedisScript<Long> RELEASE = ScriptTexts.of(Long.class, "lib", "lib-release", "release");
+	public static final RedisScript<Long> RELEASE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "release");
 
 	/** A waiter gives up: it leaves the queues, and releases what it was handed. */
-	public static final RedisScript<Long> LEAVE = ScriptTexts.of(Long.class, "lib", "lib-release", "leave");
+	public static final RedisScript<Long> LEAVE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "leave");
 
 	/**
 	 * Releases without hand-offs: undoing a failed attempt, Redlock's nodes, a store
 	 * without hand-offs.
 	 */
-	public static final RedisScript<Long> DELETE = ScriptTexts.of(Long.class, "lib", "lib-release", "delete");
+	public static final RedisScript<Long> DELETE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "delete");
 
-	public static final RedisScript<List> RENEW = ScriptTexts.of(List.class, "lib", "renew");
+	public static final RedisScript<List> RENEW = ScriptTexts.of(List.class, "lib", "lib-shared", "renew");
 
-	public static final RedisScript<Long> KEEP = ScriptTexts.of(Long.class, "lib", "keep");
+	public static final RedisScript<Long> KEEP = ScriptTexts.of(Long.class, "lib", "lib-shared", "keep");
 
-	public static final RedisScript<Long> CHECK = ScriptTexts.of(Long.class, "lib", "check");
+	public static final RedisScript<Long> CHECK = ScriptTexts.of(Long.class, "lib", "lib-shared", "check");
 
 	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
 	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of(Long.class, "lib", "raise-fence");

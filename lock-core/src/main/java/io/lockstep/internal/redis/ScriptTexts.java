@@ -19,12 +19,15 @@ import org.springframework.data.redis.core.script.RedisScript;
  * script made from the resource itself would read the file again for every EVAL after a
  * NOSCRIPT, on the client's I/O thread.
  * <p>
- * The scripts' shared functions live in {@code lib.lua} (and the release scripts' in
- * {@code lib-release.lua}), prepended to each script that calls them: Redis 6.2, the
- * embedded fallback, has no {@code FUNCTION LOAD}, so prepending is the one way to define
- * them once (the one place a script is made of more than one file). Redis numbers the
- * lines of the whole text; {@link #explain} turns its {@code user_script:<line>} back
- * into the file and line.
+ * The scripts' shared functions are defined once, in libraries: {@code lib.lua} for every
+ * script, and {@code lib-acquire.lua}, {@code lib-shared.lua}, {@code lib-queue.lua},
+ * {@code lib-release.lua} for the scripts that acquire, read shared holders, read waiter
+ * queues, or release. They are prepended to each script that calls them: Redis 6.2, the
+ * embedded fallback, has no {@code FUNCTION LOAD}, so prepending is the one way to share
+ * them (the one place a script is made of more than one file). A script gets only the
+ * libraries it calls: Redis defines every function of the text again on each run. Redis
+ * numbers the lines of the whole text; {@link #explain} turns its
+ * {@code user_script:<line>} back into the file and line.
  */
 final class ScriptTexts {
 
