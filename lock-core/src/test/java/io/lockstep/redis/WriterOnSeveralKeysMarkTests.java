@@ -54,8 +54,8 @@ class WriterOnSeveralKeysMarkTests {
 	/**
 	 * A reader holds k; a writer on several keys waits and marks k; the reader leaves, so
 	 * release.lua keeps k for the writer ("~w:&lt;writer&gt;:w"); the writer then gives
-	 * up and leaves (release.lua 'leave', which takes its mark off). The key it was kept
-	 * for should be free now: no one holds it and no one waits for it.
+	 * up and leaves (leave.lua, which takes its mark off). The key it was kept for should
+	 * be free now: no one holds it and no one waits for it.
 	 */
 	@Test
 	void aKeyKeptForAWriterOnSeveralKeysIsFreedWhenThatWriterLeaves() {
