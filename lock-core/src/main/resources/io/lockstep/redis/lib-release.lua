@@ -7,9 +7,9 @@
 -- ARGV[3]  optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
 -- A key is named with its waiter queue, waiter table and fencing counter ({key, queue, table,
 -- counter}); with the key alone (delete.lua) nothing is handed off. A release notification
--- tells the key's waiters that it is free (they ask again). A hand-off is told
--- on the waiter's own channel (from its queue entry) as "g:<owner>:<fence>:<lease ms>:<key>";
--- where the ACL forbids a channel the release still succeeds (waiters poll, and find it theirs).
+-- tells the key's waiters that it is free (they ask again). A hand-off is told on the waiter's
+-- own channel (from its queue entry) as "g:<owner>:<fence>:<lease ms>:<key>"; where the ACL
+-- forbids a channel the release still succeeds (waiters poll, and find the lock theirs).
 local owner, message, publish = ARGV[1], ARGV[2] or 'released', ARGV[3] or 'PUBLISH'
 local notifies = message ~= ''
 
