@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Release notifications over Redis pub/sub: one connection per client, opened on first
  * need, subscribed to the channel of each key that has local waiters (the channel is
- * named like the key; the release scripts publish on it), and, for the whole life of the
- * client, to the client's own hand-off channel(s): when a release hands a lock to a
+ * named like the key; {@code release.lua} publishes on it), and, for the whole life of
+ * the client, to the client's own hand-off channel(s): when a release hands a lock to a
  * queued waiter it publishes {@code "g:<owner>:<fence>:<lease ms>:<key>"} on the channel
  * of the waiter's client. The listeners only unpark waiters. Where SUBSCRIBE is refused
  * (managed Redis, an ACL without channel rights) it logs one WARN and reports that
@@ -102,7 +102,7 @@ public final class ReleaseChannel implements AutoCloseable {
 	}
 
 	/**
-	 * Like {@link #onRelease} but also told the message (the release scripts' ARGV[2]).
+	 * Like {@link #onRelease} but also told the message ({@code release.lua}'s ARGV[2]).
 	 */
 	public void onMessage(BiConsumer<String, String> listener) {
 		this.listeners.onMessage(listener);
