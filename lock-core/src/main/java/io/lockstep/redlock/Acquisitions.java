@@ -170,7 +170,7 @@ final class Acquisitions {
 	CompletableFuture<Integer> undo(LockId id, String owner) {
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (Node node : this.nodes.all()) {
-			replies.add(node.eval(LockScripts.RELEASE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
+			replies.add(node.eval(LockScripts.DELETE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
 		}
 		// landed once every node answered: one that did not may still hold the keys
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))

@@ -3,6 +3,8 @@ package io.lockstep.redlock;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.lockstep.internal.redis.LockScripts;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,12 +20,12 @@ import org.jspecify.annotations.Nullable;
 record NodeVote(int status, long @Nullable [] fencingTokens, long holderTtl, int blockingIndex,
 		@Nullable String holder) {
 
-	static final int ACQUIRED = 1;
+	static final int ACQUIRED = LockScripts.ACQUIRED;
 
-	static final int HELD = 0;
+	static final int HELD = LockScripts.HELD;
 
 	/** The node does not persist its data and takes no part in locks. */
-	static final int REFUSED = -1;
+	static final int REFUSED = LockScripts.NO_PERSISTENCE;
 
 	static NodeVote of(List<?> reply, int keys) {
 		int status = ((Long) reply.get(0)).intValue();

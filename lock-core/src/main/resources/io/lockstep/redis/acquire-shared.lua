@@ -1,5 +1,5 @@
 -- Acquires one key as one of its readers or one of a semaphore's permit holders (see
--- holders.lua for what the key holds), with a fencing token from the same counter as
+-- lib-shared.lua for what the key holds), with a fencing token from the same counter as
 -- the exclusive lock's, so tokens increase per key across all modes.
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (never expires)
@@ -21,73 +21,72 @@
 -- ARGV[9]  optional: the lock delay in ms (0 or absent: none): a share whose lease ends without a
 --          release stays counted this long after it (a writer waits for it, a permit stays taken;
 --          other readers join)
--- Returns  {1, fence}       acquired
---          {1, fence, ttl}  the owner held a share already (a retried acquire): its lease
---                           is refreshed within its cap; ttl = the lease now set, in ms
---          {0, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders
---                           as the semaphore admits, or (a reader) by readers while a writer
---                           is queued for the key, which goes first, or free or held by readers
---                           while a writer on several keys has marked it (holders.lua); pttl =
---                           the time until the first holder's lease ends, in ms
---          {-2, permits}    the key is held another way: permits = 0 for readers, 1 for an
---                           exclusive holder, n for a semaphore of n permits; nothing done
+-- Returns  {ACQUIRED, fence}       acquired
+--          {ACQUIRED, fence, ttl}  the owner held a share already (a retried acquire): its lease
+--                                  is refreshed within its cap; ttl = the lease now set, in ms
+--          {HELD, pttl, 0, counter}  it must wait: held by a writer, by as many permit holders as
+--                                  the semaphore admits, or (a reader) by readers while a writer
+--                                  is queued for the key, which goes first, or free or held by
+--                                  readers while a writer on several keys has marked it
+--                                  (writerMark in lib-queue.lua); pttl = the time until the first
+--                                  holder's lease ends, in ms; counter as in acquire.lua
+--          {OTHER_KIND, permits}   the key is held another way: permits = 0 for readers, 1 for
+--                                  an exclusive holder, n for a semaphore of n permits; nothing
+--                                  done
 -- Uncontended (the key free), this runs INCR and SET only (and TIME with a max hold).
+
 local owner, lease, kind = ARGV[1], tonumber(ARGV[2]), ARGV[4]
 local maxHold = tonumber(ARGV[3])
 local delay = tonumber(ARGV[9] or '0') or 0
 local queues = (ARGV[5] == 'q' or ARGV[5] == 'n') and KEYS[4]
+
 -- an owner that gets its share leaves the queue
-local function leaveQueue()
-  if KEYS[4] and ARGV[5] == 'q' and redis.call('HDEL', KEYS[4], owner) == 1 then
-    redis.call('LREM', KEYS[3], 0, owner)
+local function acquired(reply)
+  if ARGV[5] == 'q' then
+    leaveQueue(KEYS[3], KEYS[4], owner)
   end
+  return reply
 end
+
 -- it must wait: it marks the key (and queues) as ARGV[5] says
-local function wait(current, now)
+local function wait(current)
   if queues then
-    joinQueue(KEYS[3], KEYS[4], owner, now or serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7],
-      delay)
+    joinQueue(KEYS[3], KEYS[4], owner, serverMillis(), tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7], delay)
   end
-  if ARGV[5] ~= '' and string.sub(current, -2) ~= ':w' then
-    redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
+  if ARGV[5] ~= '' then
+    markWaited(KEYS[1], current)
   end
 end
-local fence = redis.call('INCR', KEYS[2])
-if fence == 1 then
-  fence = serverMillis() * 1000
-  redis.call('SET', KEYS[2], string.format('%.0f', fence))
-end
-local now = nil
+
+local fence = nextFence(KEYS[2])
 local cap = 0
 if maxHold > 0 then
-  now = serverMillis()
-  cap = now + maxHold
+  cap = serverMillis() + maxHold
 end
 if redis.call('SET', KEYS[1], formatShared(kind, {{owner, fence, 0, cap, delay}}, false), 'NX', 'PX', lease + delay) then
-  leaveQueue()
-  return {1, fence}
+  return acquired({ACQUIRED, fence})
 end
 local current = redis.call('GET', KEYS[1])
 if not isShared(current) then
   -- an exclusive holder: a writer, which readers wait for; a semaphore is another kind
   if kind ~= 'r' then
-    return {-2, 1}
+    return {OTHER_KIND, 1}
   end
-  wait(current, now)
-  return {0, redis.call('PTTL', KEYS[1]), 0, fence}
+  wait(current)
+  return {HELD, redis.call('PTTL', KEYS[1]), 0, fence}
 end
 local heldKind, holders, waited = parseShared(current)
 if heldKind ~= kind then
-  return {-2, permitsOf(heldKind)}
+  return {OTHER_KIND, permitsOf(heldKind)}
 end
-now = now or serverMillis()
+local now = serverMillis()
 local latest
 holders, latest = liveHolders(KEYS[1], holders, now)
 local mine = holderOf(holders, owner)
 if mine and not holderLasts(mine, now) then
   -- its own share, whose lease ended: in its lock delay, it waits like anyone else
-  wait(current, now)
-  return {0, math.max(0, mine[3] + mine[5] - now), 0, fence}
+  wait(current)
+  return {HELD, math.max(0, mine[3] + mine[5] - now), 0, fence}
 end
 if mine then
   local ttl = lease
@@ -101,38 +100,21 @@ if mine then
     ttl = math.max(0, mine[3] - now)
   end
   storeShared(KEYS[1], kind, holders, waited, latest, now)
-  leaveQueue()
-  return {1, mine[2], ttl}
+  return acquired({ACQUIRED, mine[2], ttl})
 end
--- Whether the first live waiter queued for the key is a writer (entries that expired are
--- dropped on the way).
+-- Whether the first live waiter queued for the key is a writer.
 local function writerQueued()
   if not KEYS[4] then
     return false
   end
-  while true do
-    local head = redis.call('LINDEX', KEYS[3], 0)
-    if not head then
-      return false
-    end
-    local entry = redis.call('HGET', KEYS[4], head)
-    local expires, k = nil, nil
-    if entry then
-      local _
-      expires, _, _, k = readEntry(entry)
-    end
-    if expires and expires > now then
-      return k == 'x'
-    end
-    redis.call('LPOP', KEYS[3])
-    redis.call('HDEL', KEYS[4], head)
-  end
+  local _, first = firstLive(KEYS[3], KEYS[4], now)
+  return first == 'x'
 end
 
 local admitted
 if kind == 'r' then
   -- a writer waiting for the readers is not starved by readers that come after it
-  admitted = #holders == 0 or not (writerQueued() or writerMarked(KEYS[4], now))
+  admitted = #holders == 0 or not (writerQueued() or writerMark(KEYS[4], now))
 else
   admitted = #holders < permitsOf(kind)
 end
@@ -142,8 +124,7 @@ if admitted then
   end
   holders[#holders + 1] = {owner, fence, now + lease, cap, delay}
   storeShared(KEYS[1], kind, holders, waited, math.max(latest, now + lease + delay), now)
-  leaveQueue()
-  return {1, fence}
+  return acquired({ACQUIRED, fence})
 end
 if queues then
   joinQueue(KEYS[3], KEYS[4], owner, now, tonumber(ARGV[6]), ARGV[8], ARGV[3], kind, ARGV[7], delay)
@@ -155,4 +136,4 @@ local first = latest
 for _, h in ipairs(holders) do
   first = math.min(first, h[3] + h[5])
 end
-return {0, math.max(0, first - now), 0, fence}
+return {HELD, math.max(0, first - now), 0, fence}

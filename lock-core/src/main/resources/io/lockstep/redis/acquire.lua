@@ -4,7 +4,7 @@
 -- KEYS[2]  fencing counter (never expires)
 -- KEYS[3]  optional: the lock's waiter queue (a list of owner tokens, first come first served)
 -- KEYS[4]  optional: the lock's waiter table (owner token -> its entry, see joinQueue in
---          holders.lua, which is prepended)
+--          lib-acquire.lua)
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
 -- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
@@ -20,57 +20,44 @@
 --          ARGV[2]; shorter for a lease the waiter's watchdog extends, so that a waiter that
 --          vanished after it queued holds the lock up only that long)
 -- ARGV[8]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
---          after a lease that ends without a release (see exclusiveDelay in holders.lua)
--- Returns  {1, fence}  acquired
---          {1, fence, ttl}  the key already held this owner token (a retried acquire, or a waiter
---                      the lock was handed to): its lease is refreshed within its cap, and the
---                      token it was granted with and the lease now set, in ms, are returned
---          {-2, permits}  held by a semaphore of that many permits (see holders.lua): not a
---                      key of exclusive locks; nothing done
---          {0, pttl, 0, counter}  held by another owner (a writer waits for readers); pttl = its remaining lease in ms, counter =
---                      the fencing counter as this script left it: a hand-off granted after
---                      this script has a larger fencing token, one granted before a smaller
+--          after a lease that ends without a release (see exclusiveDelay in lib.lua)
+-- Returns  {ACQUIRED, fence}       acquired
+--          {ACQUIRED, fence, ttl}  the key already held this owner token (a retried acquire, or a
+--                                  waiter the lock was handed to): its lease is refreshed within
+--                                  its cap, and the token it was granted with and the lease now
+--                                  set, in ms, are returned
+--          {OTHER_KIND, permits}   held by a semaphore of that many permits: not a key of
+--                                  exclusive locks; nothing done
+--          {HELD, pttl, 0, counter}  held by another owner (or by readers): pttl = its remaining
+--                                  lease in ms, counter = the fencing counter as this script left
+--                                  it: a hand-off granted after this script has a larger fencing
+--                                  token, one granted before a smaller
 -- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
--- INCR, so it is strictly increasing for every key served by the counter; a counter that is
--- missing (a new or restarted Redis without persistence) restarts at the server time in
--- microseconds, above every token issued before as long as fewer than a million were issued per
--- second.
--- a queued waiter that gets the lock leaves the queue
-local function leaveQueue()
-  if KEYS[4] and ARGV[4] == 'q' and redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then
-    redis.call('LREM', KEYS[3], 0, ARGV[1])
-  end
-end
+-- nextFence (lib.lua).
+
+local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local delay = tonumber(ARGV[8] or '0') or 0
-local fence = redis.call('INCR', KEYS[2])
-if fence == 1 then
-  local time = redis.call('TIME')
-  fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
-  redis.call('SET', KEYS[2], string.format('%.0f', fence))
-end
-local now = nil
+local fence = nextFence(KEYS[2])
 local cap = 0
-if tonumber(ARGV[3]) > 0 or delay > 0 then
-  now = serverMillis()
+if maxHold > 0 then
+  cap = serverMillis() + maxHold
 end
-if tonumber(ARGV[3]) > 0 then
-  cap = now + tonumber(ARGV[3])
-end
-if redis.call('SET', KEYS[1], exclusiveValue(ARGV[1], fence, cap, delay, (now or 0) + tonumber(ARGV[2])), 'NX',
-    'PX', tonumber(ARGV[2]) + delay) then
-  leaveQueue()
-  return {1, fence}
+local leaseEnd = (delay > 0) and serverMillis() + lease or 0
+if redis.call('SET', KEYS[1], exclusiveValue(owner, fence, cap, delay, leaseEnd), 'NX', 'PX', lease + delay) then
+  if ARGV[4] == 'q' then
+    leaveQueue(KEYS[3], KEYS[4], owner)
+  end
+  return {ACQUIRED, fence}
 end
 local current = redis.call('GET', KEYS[1])
-if string.sub(current, 1, 1) == 's' and string.find(current, '|', 1, true) then
-  -- held by a semaphore's permit holders: another kind of lock (holders.lua)
-  return {-2, tonumber(string.match(current, '^s(%d+)'))}
+local kind = sharedKind(current)
+if kind and kind ~= 'r' then
+  return {OTHER_KIND, permitsOf(kind)}
 end
-local prefix = ARGV[1] .. ':'
 local held = exclusiveDelay(current)
-if string.sub(current, 1, #prefix) == prefix and (not held or leaseLasts(current, serverMillis)) then
+if ownedBy(current, owner) and leaseLasts(current) then
   local granted, heldCap = string.match(current, '^[^:]*:(%d+):(%d+)')
-  local ttl = tonumber(ARGV[2])
+  local ttl = lease
   if tonumber(heldCap) > 0 then
     ttl = math.min(ttl, tonumber(heldCap) - serverMillis())
   end
@@ -81,15 +68,17 @@ if string.sub(current, 1, #prefix) == prefix and (not held or leaseLasts(current
   else
     ttl = redis.call('PTTL', KEYS[1]) - (held or 0)
   end
-  leaveQueue()
-  return {1, tonumber(granted), ttl}
+  if ARGV[4] == 'q' then
+    leaveQueue(KEYS[3], KEYS[4], owner)
+  end
+  return {ACQUIRED, tonumber(granted), ttl}
 end
 local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
 if queues and KEYS[4] then
-  joinQueue(KEYS[3], KEYS[4], ARGV[1], serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6],
+  joinQueue(KEYS[3], KEYS[4], owner, serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6],
     delay)
 end
-if (queues or ARGV[4] == 'w') and string.sub(current, -2) ~= ':w' then
-  redis.call('SET', KEYS[1], current .. ':w', 'KEEPTTL')
+if queues or ARGV[4] == 'w' then
+  markWaited(KEYS[1], current)
 end
-return {0, redis.call('PTTL', KEYS[1]), 0, fence}
+return {HELD, redis.call('PTTL', KEYS[1]), 0, fence}

@@ -7,18 +7,17 @@
 -- ARGV[2]     what remains of the minimum hold, in milliseconds (> 0)
 -- Returns     the number of keys that held this owner token (each now expiring by ARGV[2], or
 --             earlier by its cap); a key that expired or belongs to another owner is left untouched
-local prefix = ARGV[1] .. ':'
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local owner = ARGV[1]
+local now = serverMillis()
 local kept = 0
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
-  if current and holdsShare(current, ARGV[1]) then
+  if current and holdsShare(current, owner) then
     -- a reader's or permit holder's share: its own lease and cap end then
     local kind, holders, waited = parseShared(current)
     local latest
     holders, latest = liveHolders(KEYS[i], holders, now)
-    local mine = holderOf(holders, ARGV[1])
+    local mine = holderOf(holders, owner)
     if mine and holderLasts(mine, now) then
       local ends = now + tonumber(ARGV[2])
       if mine[4] > 0 and mine[4] < ends then
@@ -35,7 +34,7 @@ for i = 1, #KEYS do
       storeShared(KEYS[i], kind, holders, waited, latest, now)
       kept = kept + 1
     end
-  elseif current and string.sub(current, 1, #prefix) == prefix and leaseLasts(current, function() return now end) then
+  elseif current and ownedBy(current, owner) and leaseLasts(current) then
     local head, cap, rest = string.match(current, '^([^:]*:%d+):(%d+)(.*)$')
     if exclusiveDelay(current) then
       -- kept, then released: no lock delay after it

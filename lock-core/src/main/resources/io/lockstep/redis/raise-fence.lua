@@ -9,11 +9,10 @@
 -- Returns        the number of keys that hold the owner's token here (their counters are now at
 --                least the given tokens)
 local n = #KEYS / 2
-local prefix = ARGV[1] .. ':'
 local held = 0
 for i = 1, n do
   local current = redis.call('GET', KEYS[i])
-  if current and string.sub(current, 1, #prefix) == prefix then
+  if current and ownedBy(current, ARGV[1]) then
     local token = tonumber(ARGV[i + 1])
     if token > tonumber(redis.call('GET', KEYS[n + i]) or '0') then
       redis.call('SET', KEYS[n + i], string.format('%.0f', token))

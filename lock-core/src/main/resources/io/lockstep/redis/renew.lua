@@ -3,29 +3,30 @@
 -- KEYS[1..n]  lock keys
 -- ARGV[2i-1]  the owner token of KEYS[i]
 -- ARGV[2i]    the new lease of KEYS[i] in milliseconds
--- A share of a key held by readers or permit holders (holders.lua) is renewed on its own.
--- Returns     {r1, ..., rn}: the lease granted in ms (> 0); 0 the key is gone or held by
---             another owner, or its lease ended and it is in its lock delay (lost); -1 the cap
---             allows no extension (the key expires by it, plus its lock delay)
-local now = nil
+-- A share of a key held by readers or permit holders (lib-shared.lua) is renewed on its own.
+-- Returns     {r1, ..., rn}: the lease granted in ms (> 0); LOST (0) the key is gone or held by
+--             another owner, or its lease ended and it is in its lock delay; CAPPED (-1) the
+--             cap allows no extension (the key expires by it, plus its lock delay)
+local LOST = 0
+local CAPPED = -1
 
--- Renews one share of a key held by readers or permit holders (holders.lua): its own
+-- Renews one share of a key held by readers or permit holders (lib-shared.lua): its own
 -- lease within its own cap; the key lives until the latest lease.
 local function renewShare(key, current, owner, asked)
   local kind, holders, waited = parseShared(current)
-  now = now or serverMillis()
+  local now = serverMillis()
   local latest
   holders, latest = liveHolders(key, holders, now)
   local mine = holderOf(holders, owner)
   if not mine or not holderLasts(mine, now) then
-    return 0
+    return LOST
   end
   local ttl = asked
   if mine[4] > 0 then
     ttl = math.min(ttl, mine[4] - now)
   end
   if ttl <= 0 then
-    return -1
+    return CAPPED
   end
   mine[3] = now + ttl
   storeShared(key, kind, holders, waited, math.max(latest, mine[3] + mine[5]), now)
@@ -35,16 +36,13 @@ end
 local result = {}
 for i = 1, #KEYS do
   local current = redis.call('GET', KEYS[i])
-  local prefix = ARGV[2 * i - 1] .. ':'
   if current and holdsShare(current, ARGV[2 * i - 1]) then
     result[i] = renewShare(KEYS[i], current, ARGV[2 * i - 1], tonumber(ARGV[2 * i]))
-  elseif current and string.sub(current, 1, #prefix) == prefix
-      and (not exclusiveDelay(current) or leaseLasts(current, serverMillis)) then
+  elseif current and ownedBy(current, ARGV[2 * i - 1]) and leaseLasts(current) then
     local ttl = tonumber(ARGV[2 * i])
     local cap = tonumber(string.match(current, '^[^:]*:%d+:(%d+)'))
     if cap and cap > 0 then
-      now = now or serverMillis()
-      ttl = math.min(ttl, cap - now)
+      ttl = math.min(ttl, cap - serverMillis())
     end
     local delay = exclusiveDelay(current)
     if ttl > 0 and delay then
@@ -54,10 +52,10 @@ for i = 1, #KEYS do
       redis.call('PEXPIRE', KEYS[i], ttl)
       result[i] = ttl
     else
-      result[i] = -1
+      result[i] = CAPPED
     end
   else
-    result[i] = 0
+    result[i] = LOST
   end
 end
 return result

@@ -18,10 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * DurableUndoTests with a lock delay: an attempt granted while its connection dropped
  * leaves the key taken for its lease plus its lock delay (the key lives that long), and
- * release.lua frees a key in its lock delay at once. The undo is sent again only until
- * twice the lease has passed (Acquisition#undo), not until the lease plus the delay: when
- * Redis is unreachable longer than that, the key stays taken by a token nobody holds for
- * the whole delay, as if its holder had died.
+ * the release scripts free a key in its lock delay at once. The undo is sent again only
+ * until twice the lease has passed (Acquisition#undo), not until the lease plus the
+ * delay: when Redis is unreachable longer than that, the key stays taken by a token
+ * nobody holds for the whole delay, as if its holder had died.
  */
 @RedisTest
 class DurableUndoWithLockDelayTests {

@@ -35,9 +35,7 @@ class WriterOnSeveralKeysMarkTests {
 
 	private final RedisNode redis;
 
-	private RedisClient client;
-
-	private LockCommands commands;
+	private ScriptRunner scripts;
 
 	WriterOnSeveralKeysMarkTests(RedisNode redis) {
 		this.redis = redis;
@@ -45,52 +43,32 @@ class WriterOnSeveralKeysMarkTests {
 
 	@BeforeEach
 	void connect() {
-		this.client = TestLocks.client(this.redis);
-		this.commands = new LockCommands(this.client, Duration.ofSeconds(2));
-		this.redis.call("FLUSHALL");
+		this.scripts = new ScriptRunner(this.redis);
 	}
 
 	@AfterEach
 	void disconnect() {
-		this.commands.close();
-		this.client.shutdown();
-	}
-
-	private List<Long> read(String owner, long lease) {
-		return this.commands.eval(LockScripts.ACQUIRE_SHARED, List.of("k", "fence", "q", "t"),
-				List.of(owner, Long.toString(lease), "0", "r", "w"), "read");
-	}
-
-	private List<Object> writerOnSeveralKeys(String owner) {
-		// one key of the writer's group, with its waiter table: a caller that waits (mark
-		// 2 s)
-		return this.commands.eval(LockScripts.ACQUIRE_ALL, List.of("k", "fence", "t"),
-				List.of(owner, "30000", "0", "", "2000", "0"), "acquire-all");
-	}
-
-	private long release(String owner, String leave) {
-		return this.commands.eval(LockScripts.RELEASE, List.of("k", "q", "t", "fence"),
-				List.of(owner, "released", "PUBLISH", "queues", leave), "release");
+		this.scripts.close();
 	}
 
 	/**
 	 * A reader holds k; a writer on several keys waits and marks k; the reader leaves, so
 	 * release.lua keeps k for the writer ("~w:&lt;writer&gt;:w"); the writer then gives
-	 * up and leaves (release.lua 'leave', which takes its mark off). The key it was kept
-	 * for should be free now: no one holds it and no one waits for it.
+	 * up and leaves (leave.lua, which takes its mark off). The key it was kept for should
+	 * be free now: no one holds it and no one waits for it.
 	 */
 	@Test
 	void aKeyKeptForAWriterOnSeveralKeysIsFreedWhenThatWriterLeaves() {
-		assertThat(read(A, 30_000).get(0)).isEqualTo(1L);
-		assertThat(((Number) writerOnSeveralKeys(W).get(0)).longValue()).isZero();
+		assertThat(this.scripts.read(A, 30_000).get(0)).isEqualTo(1L);
+		assertThat(((Number) this.scripts.writerOnSeveralKeys(W).get(0)).longValue()).isZero();
 		assertThat((String) this.redis.call("HGET", "t", "~w")).startsWith(W + ":");
-		assertThat(release(A, "")).isEqualTo(1L);
+		assertThat(this.scripts.release(A)).isEqualTo(1L);
 		assertThat((String) this.redis.call("GET", "k")).isEqualTo("~w:" + W + ":w");
-		release(W, "leave");
+		this.scripts.leave(W);
 		Object mark = this.redis.call("HGET", "t", "~w");
 		Object value = this.redis.call("GET", "k");
 		Object pttl = this.redis.call("PTTL", "k");
-		List<Long> reader = read(B, 30_000);
+		List<Long> reader = this.scripts.read(B, 30_000);
 		System.out.printf("after the writer left: mark %s, key %s (PTTL %s ms); a new reader got %s%n", mark, value,
 				pttl, reader);
 		assertThat(mark).as("the writer's mark is taken off by its leave").isNull();
@@ -108,10 +86,10 @@ class WriterOnSeveralKeysMarkTests {
 	void aReaderJoinsReadersAtOnceAfterAWaitingWriterOnSeveralKeysGaveUp() throws Exception {
 		RedisClient writerClient = TestLocks.client(this.redis);
 		RedisClient laterClient = TestLocks.client(this.redis);
-		try (RedisLockTemplate readers = TestLocks.builder(this.client).build();
+		try (RedisLockTemplate readers = TestLocks.builder(this.scripts.client()).build();
 				RedisLockTemplate writer = TestLocks.builder(writerClient).waitTime(Duration.ofSeconds(30)).build();
 				RedisLockTemplate later = TestLocks.builder(laterClient).waitTime(Duration.ZERO).build();
-				StatefulRedisConnection<String, String> probe = this.client.connect()) {
+				StatefulRedisConnection<String, String> probe = this.scripts.client().connect()) {
 			TestLocks.warmUp(readers, writer, later);
 			try (LockHandle first = readers.read().acquire("doc")) {
 				CompletableFuture<Throwable> ended = new CompletableFuture<>();

@@ -153,8 +153,8 @@ public final class LockCommands implements AutoCloseable {
 						"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, failure));
 			}
 			else {
-				result.completeExceptionally(
-						new LockException("Redis failed to " + what + ": " + failure.getMessage(), failure));
+				result.completeExceptionally(new LockException(
+						"Redis failed to " + what + ": " + ScriptTexts.explain(failure.getMessage()), failure));
 			}
 		});
 		return result;
@@ -250,7 +250,7 @@ public final class LockCommands implements AutoCloseable {
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw new LockException("Redis failed to " + what + ": " + cause.getMessage(), cause);
+			throw new LockException("Redis failed to " + what + ": " + ScriptTexts.explain(cause.getMessage()), cause);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

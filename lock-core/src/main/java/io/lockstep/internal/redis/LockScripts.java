@@ -23,23 +23,59 @@ public final class LockScripts {
 	private LockScripts() {
 	}
 
-	public static final RedisScript<List> ACQUIRE = ScriptTexts.withHolders("acquire", List.class);
+	public static final RedisScript<List> ACQUIRE = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire");
 
-	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.withHolders("acquire-all", List.class);
+	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire-all");
 
 	/** Read locks and semaphores: one key, one of several holders. */
-	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.withHolders("acquire-shared", List.class);
+	public static final RedisScript<List> ACQUIRE_SHARED = ScriptTexts.of(List.class, "lib", "lib-acquire",
+			"lib-shared", "lib-queue", "acquire-shared");
 
-	public static final RedisScript<Long> RELEASE = ScriptTexts.withHolders("release", Long.class);
+	/** Releases with hand-offs to the keys' queued waiters. */
+	public static final RedisScript<Long> RELEASE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "release");
 
-	public static final RedisScript<List> RENEW = ScriptTexts.withHolders("renew", List.class);
+	/** A waiter gives up: it leaves the queues, and releases what it was handed. */
+	public static final RedisScript<Long> LEAVE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "leave");
 
-	public static final RedisScript<Long> KEEP = ScriptTexts.withHolders("keep", Long.class);
+	/**
+	 * Releases without hand-offs: undoing a failed attempt, Redlock's nodes, a store
+	 * without hand-offs.
+	 */
+	public static final RedisScript<Long> DELETE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
+			"lib-release", "delete");
 
-	public static final RedisScript<Long> CHECK = ScriptTexts.withHolders("check", Long.class);
+	public static final RedisScript<List> RENEW = ScriptTexts.of(List.class, "lib", "lib-shared", "renew");
+
+	public static final RedisScript<Long> KEEP = ScriptTexts.of(Long.class, "lib", "lib-shared", "keep");
+
+	public static final RedisScript<Long> CHECK = ScriptTexts.of(Long.class, "lib", "lib-shared", "check");
 
 	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
-	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of("raise-fence", Long.class);
+	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of(Long.class, "lib", "raise-fence");
+
+	/** An acquire script's reply, first element: acquired, with the fencing tokens. */
+	public static final int ACQUIRED = 1;
+
+	/** An acquire script's reply, first element: held by another owner, wait. */
+	public static final int HELD = 0;
+
+	/**
+	 * {@code acquire-all.lua}'s reply for Redlock: the node does not persist its data.
+	 */
+	public static final int NO_PERSISTENCE = -1;
+
+	/** An acquire script's reply, first element: the key holds another kind of lock. */
+	public static final int OTHER_KIND = -2;
+
+	/**
+	 * {@code renew.lua}'s reply for a key: gone, another owner's, or in its lock delay.
+	 */
+	public static final int LOST = 0;
+
+	/** {@code renew.lua}'s reply for a key: its max-hold cap allows no extension. */
+	public static final int CAPPED = -1;
 
 	/**
 	 * Reads the scripts now, on the thread that builds a store, not on a first caller's.
@@ -168,12 +204,12 @@ public final class LockScripts {
 	 * number of permits, a read lock for a semaphore, ...): nothing was acquired
 	 */
 	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences, Acquire request) {
-		if (reply.get(0) == -2L) {
+		if (reply.get(0) == OTHER_KIND) {
 			int permits = reply.get(1).intValue();
 			Sharing held = (permits == 0) ? Sharing.READ : Sharing.permits(permits);
 			throw held.refuses(request.id().sharing(), "Lock '" + request.id().display() + "'");
 		}
-		if (reply.get(0) == 1L) {
+		if (reply.get(0) == ACQUIRED) {
 			for (int i = 0; i < indexes.size(); i++) {
 				fences[indexes.get(i)] = reply.get(i + 1);
 			}
@@ -191,8 +227,9 @@ public final class LockScripts {
 
 	/**
 	 * Releases keys of one group ({@code lock} names the lock in messages):
-	 * compare-and-delete, publishing a notification with {@code publish} (or, with
-	 * {@code queues}, handing each key to its first queued waiter).
+	 * compare-and-delete, publishing a notification with {@code publish}
+	 * ({@code delete.lua}), or, with {@code queues}, handing each key to its first queued
+	 * waiter ({@code release.lua}; {@code leave.lua} for a waiter that gives up).
 	 * @param queues with hand-offs: the keys' queues, tables and fencing counters, each
 	 * in key order; else {@code null}
 	 * @param leave whether the owner also leaves the queues (a waiter that gives up)
@@ -200,14 +237,13 @@ public final class LockScripts {
 	public static Call release(String lock, List<String> stored, String owner, String publish, Queues queues,
 			boolean leave) {
 		if (queues == null) {
-			return new Call(RELEASE, stored, List.of(owner, "released", publish), "release " + lock);
+			return new Call(DELETE, stored, List.of(owner, "released", publish), "release " + lock);
 		}
 		List<String> keys = new ArrayList<>(stored);
 		keys.addAll(queues.queues());
 		keys.addAll(queues.tables());
 		keys.addAll(queues.fences());
-		return new Call(RELEASE, keys, List.of(owner, "released", publish, "queues", leave ? "leave" : ""),
-				"release " + lock);
+		return new Call(leave ? LEAVE : RELEASE, keys, List.of(owner, "released", publish), "release " + lock);
 	}
 
 	/**
@@ -221,7 +257,7 @@ public final class LockScripts {
 	 * them, waking nobody and handing nothing off (the lock was never free for others).
 	 */
 	public static Call undo(String lock, List<String> stored, String owner, String publish) {
-		return new Call(RELEASE, stored, List.of(owner, "", publish), "undo " + lock);
+		return new Call(DELETE, stored, List.of(owner, "", publish), "undo " + lock);
 	}
 
 	/** Leaves keys of one group to expire {@code ttlMillis} from now. */
@@ -250,8 +286,9 @@ public final class LockScripts {
 	}
 
 	/**
-	 * Reads renew replies: per renewal, the least lease granted over its keys, 0 when any
-	 * key is gone or another owner's, -1 when the cap allows no extension.
+	 * Reads renew replies: per renewal, the least lease granted over its keys,
+	 * {@link #LOST} when any key is gone or another owner's, {@link #CAPPED} when the cap
+	 * allows no extension.
 	 * @param renewalOf the renewal of each key, in key order
 	 * @param groups the key indexes each call renewed
 	 * @param replies each call's reply, in the order of its keys
@@ -264,7 +301,7 @@ public final class LockScripts {
 			for (int i = 0; i < replies.get(g).size(); i++) {
 				int r = renewalOf.get(groups.get(g).get(i));
 				long reply = replies.get(g).get(i);
-				granted[r] = (reply == 0 || granted[r] == 0) ? 0 : Math.min(granted[r], reply);
+				granted[r] = (reply == LOST || granted[r] == LOST) ? LOST : Math.min(granted[r], reply);
 			}
 		}
 		return granted;
@@ -305,7 +342,7 @@ public final class LockScripts {
 	 * (the same on every node, so that a waiter is woken once).
 	 */
 	public static Call release(String lock, List<String> keys, String owner, String message) {
-		return new Call(RELEASE, keys, List.of(owner, message), "release " + lock);
+		return new Call(DELETE, keys, List.of(owner, message), "release " + lock);
 	}
 
 	/** Whether a message on a client's own channel is a hand-off. */

@@ -4,8 +4,9 @@ import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 
 /**
- * The Lua scripts that {@link LockCommands} loads from the class path: resources a native
- * image must include. Registered in {@code META-INF/spring/aot.factories}.
+ * The Lua scripts and their libraries ({@code lib*.lua}) that {@link ScriptTexts} reads
+ * from the class path: resources a native image must include. Registered in
+ * {@code META-INF/spring/aot.factories}.
  */
 class LockScriptsRuntimeHints implements RuntimeHintsRegistrar {
 
