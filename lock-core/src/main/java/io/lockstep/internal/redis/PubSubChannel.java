@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Release notifications over Redis pub/sub: one connection per client, opened on first
  * need, subscribed to the channel of each key that has local waiters (the channel is
- * named like the key; {@code release.lua} publishes on it), and, for the whole life of
- * the client, to the client's own hand-off channel(s): when a release hands a lock to a
+ * named like the key; the release scripts publish on it), and, for the whole life of the
+ * client, to the client's own hand-off channel(s): when a release hands a lock to a
  * queued waiter it publishes {@code "g:<owner>:<fence>:<lease ms>:<key>"} on the channel
  * of the waiter's client. Hand-offs on the client's own channels go to the hand-off
  * listener, every other message to the message listener; each is set once, when the
@@ -103,9 +103,9 @@ public final class PubSubChannel implements AutoCloseable {
 	}
 
 	/**
-	 * Told each message with its channel (the key's stored name for a release;
-	 * {@code release.lua}'s ARGV[2] is the message), except the hand-offs on the client's
-	 * own channels once {@link #onHandOff} is set.
+	 * Told each message with its channel (the key's stored name for a release; the
+	 * release scripts' ARGV[2] is the message), except the hand-offs on the client's own
+	 * channels once {@link #onHandOff} is set.
 	 */
 	public void onMessage(BiConsumer<String, String> listener) {
 		this.listener = listener;
