@@ -42,8 +42,11 @@ class CodeSizeTests {
 	 */
 	private static final Map<String, String> LONG_FOR_A_REASON = Map.of( //
 			"Acquisition.java",
-			"the acquisition protocol as one pure machine: every transition in one place, explored exhaustively",
-			"LockEngine.java", "the one place where reentrancy joins the two drivers, the leases and the releases",
+			"the acquisition protocol as one pure machine: its vocabulary (phases, events, effects) and every "
+					+ "transition in one place, explored exhaustively",
+			"AcquisitionRun.java",
+			"what the two drivers of the machine share, in one final class: the effects both do alike, attempts, "
+					+ "registrations, and the one place that makes the lease and the handle of a grant",
 			"LockScripts.java", "the only class that knows the Lua scripts' arguments and replies (the design's rule)",
 			"RedisStore.java",
 			"the store seam on Redis: attempts, undos, renewals and releases over the key layout, each a few lines",

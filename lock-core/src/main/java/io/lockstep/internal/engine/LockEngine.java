@@ -33,7 +33,7 @@ public final class LockEngine implements AutoCloseable {
 	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
 	 * after it queued holds the lock up no longer than this.
 	 */
-	public static final long HAND_OFF_GRANT_MILLIS = Acquirer.HAND_OFF_GRANT_MILLIS;
+	public static final long HAND_OFF_GRANT_MILLIS = AcquisitionRun.HAND_OFF_GRANT_MILLIS;
 
 	/** Reserved key (after the prefix) that {@link #ping()} reads; never written. */
 	private static final String PING_KEY = "__ping";
@@ -91,19 +91,18 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Acquires the lock for the current call, waiting up to {@code waitNanos}. Keys the
+	 * Acquires the lock for the current call, waiting up to the request's wait. Keys the
 	 * call holds already are re-entered; only the others are acquired.
-	 * @param hold the lease, its renewal, minimum hold and lock delay
-	 * @param throwOnTimeout whether a wait that ran out throws; else it returns
-	 * {@code null}, for a caller that skips its work (observed as {@code skipped}, not
-	 * {@code timeout})
-	 * @return the handle, or {@code null} when not acquired and not
-	 * {@code throwOnTimeout}
+	 * @return the handle, or {@code null} when not acquired and the request
+	 * {@link LockRequest#skips skips} (observed as {@code skipped}, not {@code timeout})
+	 * @throws LockAcquisitionException when the wait ran out and the request does not
+	 * skip
 	 */
-	LeaseHandle acquire(LockId id, String lockName, long waitNanos, HoldTerms hold, boolean throwOnTimeout) {
+	LeaseHandle acquire(LockRequest request) {
+		LockId id = request.id();
 		Map<String, Lease> held = heldByThisCall();
 		Set<Lease> parts = new LinkedHashSet<>();
-		List<String> missing = new ArrayList<>();
+		boolean missing = false;
 		for (String key : id.keys()) {
 			Lease lease = held.get(key);
 			if (lease != null) {
@@ -111,23 +110,18 @@ public final class LockEngine implements AutoCloseable {
 				parts.add(lease);
 			}
 			else {
-				missing.add(key);
+				missing = true;
 			}
 		}
-		if (!missing.isEmpty()) {
-			long start = System.nanoTime();
-			Lease acquired = new BlockingAcquirer(this.context, id.withKeys(missing), lockName, waitNanos, hold,
-					!throwOnTimeout)
-				.acquire();
-			if (acquired == null) {
-				if (throwOnTimeout) {
-					throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
-				}
-				return null;
-			}
-			parts.add(acquired);
+		if (!missing) {
+			return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
 		}
-		return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
+		long start = System.nanoTime();
+		LeaseHandle acquired = new BlockingAcquirer(this.context, request, new ArrayList<>(parts)).acquire();
+		if (acquired == null && !request.skips()) {
+			throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
+		}
+		return acquired;
 	}
 
 	/**
@@ -159,12 +153,9 @@ public final class LockEngine implements AutoCloseable {
 	 * {@code null} when the wait elapsed while another owner held the lock, or
 	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
 	 * waiting, and a grant that races with the cancellation is released
-	 * @param skips whether the caller skips its work when the wait runs out (observed as
-	 * {@code skipped}, not {@code timeout})
 	 */
-	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, HoldTerms hold,
-			boolean skips) {
-		return new AsyncAcquirer(this.context, id, lockName, waitNanos, hold, skips).start();
+	CompletableFuture<LeaseHandle> acquireAsync(LockRequest request) {
+		return new AsyncAcquirer(this.context, request).start();
 	}
 
 	/** The leases the current call holds, by key. */

@@ -49,8 +49,17 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	public record Override(Duration waitTime, Duration leaseTime, Duration minHoldTime, Duration lockDelay) {
 	}
 
+	/**
+	 * The request of a caller of this copy for the lock {@code id}.
+	 * @param waitNanos how long it waits
+	 * @param skips whether it skips its work when the wait runs out
+	 */
+	LockRequest request(LockId id, long waitNanos, boolean skips) {
+		return new LockRequest(id, lockName(), waitNanos, holdTerms(), skips);
+	}
+
 	/** The hold a caller of this copy asks for. */
-	HoldTerms holdTerms() {
+	private HoldTerms holdTerms() {
 		return new HoldTerms(this.leaseTime.toNanos(), !this.fixedLease, this.minHoldTime.toNanos(),
 				this.lockDelay.toMillis());
 	}

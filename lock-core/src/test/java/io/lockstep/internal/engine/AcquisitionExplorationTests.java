@@ -244,7 +244,19 @@ class AcquisitionExplorationTests {
 								this.tokens.add(token);
 								return token;
 							}, (max) -> max));
-			apply(this.machine.start(0, scenario.firstCaller, scenario.hearsHandOffs));
+			apply(this.machine.start(0, new Acquisition.Gate() {
+
+				@Override
+				public boolean begin(String key) {
+					return scenario.firstCaller;
+				}
+
+				@Override
+				public boolean hearsHandOffs(String key) {
+					return scenario.hearsHandOffs;
+				}
+
+			}));
 		}
 
 		/** The choices open now, by name; {@link #choose} takes one by index. */
@@ -408,16 +420,19 @@ class AcquisitionExplorationTests {
 			apply(this.machine.on(event, ms(this.now)));
 		}
 
-		private void apply(Acquisition.Step step) {
-			if (step.undo() != null) {
-				if (this.taken != null && step.undo().owner().equals(this.taken)) {
-					violation("undo of a lease taken", step.undo().toString());
+		private void apply(List<Acquisition.Effect> effects) {
+			effects.forEach(this::apply);
+		}
+
+		private void apply(Acquisition.Effect action) {
+			if (action instanceof Acquisition.Undo undo) {
+				if (this.taken != null && undo.owner().equals(this.taken)) {
+					violation("undo of a lease taken", undo.toString());
 				}
-				this.connection.add(new Command(false, step.undo().owner(), 0, step.undo().leave(), this.now,
-						TimeUnit.NANOSECONDS.toMillis(step.undo().untilNanos())));
+				this.connection.add(new Command(false, undo.owner(), 0, undo.leave(), this.now,
+						TimeUnit.NANOSECONDS.toMillis(undo.untilNanos())));
 			}
-			Acquisition.Action action = step.action();
-			if (action instanceof Acquisition.Send send) {
+			else if (action instanceof Acquisition.Send send) {
 				this.connection.add(new Command(true, send.owner(), send.entryMillis(), false, this.now, 0));
 				this.outstanding = true;
 				this.waiting = null;
