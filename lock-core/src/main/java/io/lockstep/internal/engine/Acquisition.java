@@ -231,10 +231,10 @@ final class Acquisition {
 			BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens, LongUnaryOperator jitter) {
 	}
 
-	/** How long a queue entry lives unless its waiter asks again. */
-	static final long QUEUE_ENTRY_MILLIS = 2000;
-
 	private final Terms terms;
+
+	/** How long a queue entry lives unless its waiter asks again. */
+	private final long queueEntryMillis;
 
 	private Phase phase = Phase.ASKING;
 
@@ -273,9 +273,10 @@ final class Acquisition {
 	/** How long the head waits before it asks again. */
 	private final HeadWait headWait;
 
-	Acquisition(Terms terms) {
+	Acquisition(Terms terms, WaitPolicy waits) {
 		this.terms = terms;
-		this.headWait = new HeadWait(terms.notifies(), terms.jitter());
+		this.queueEntryMillis = waits.queueEntry().toMillis();
+		this.headWait = new HeadWait(waits, terms.notifies(), terms.jitter());
 	}
 
 	Phase phase() {
@@ -456,13 +457,13 @@ final class Acquisition {
 	 */
 	private Undo undo(boolean leave) {
 		long lease = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
-		long entry = TimeUnit.MILLISECONDS.toNanos(QUEUE_ENTRY_MILLIS);
+		long entry = TimeUnit.MILLISECONDS.toNanos(this.queueEntryMillis);
 		return new Undo(this.owner, leave, this.now + lease + Math.max(lease, entry));
 	}
 
 	private List<Effect> send(long now, boolean queue) {
 		long leftMillis = TimeUnit.NANOSECONDS.toMillis(this.terms.waitNanos() - (now - this.start));
-		long entry = (queue && leftMillis > 0) ? Math.min(leftMillis, QUEUE_ENTRY_MILLIS) : 0;
+		long entry = (queue && leftMillis > 0) ? Math.min(leftMillis, this.queueEntryMillis) : 0;
 		this.phase = Phase.ASKING;
 		this.inFlight = true;
 		this.again = false;

@@ -30,14 +30,6 @@ final class AcquisitionRun implements Wake {
 
 	private static final Logger logger = LoggerFactory.getLogger(AcquisitionRun.class);
 
-	/**
-	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
-	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
-	 * after it queued holds the lock up no longer than this (a {@link Lease} renews such
-	 * a short first grant early). A fixed lease is handed off whole.
-	 */
-	static final long HAND_OFF_GRANT_MILLIS = 5000;
-
 	private static final Acquisition.Released RELEASED = new Acquisition.Released();
 
 	private static final Acquisition.Promoted PROMOTED = new Acquisition.Promoted();
@@ -87,12 +79,15 @@ final class AcquisitionRun implements Wake {
 		long leaseNanos = request.hold().leaseNanos();
 		this.grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, maxHoldNanos)));
 		this.maxHoldMillis = (maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(maxHoldNanos) : 0;
-		this.handOffMillis = request.hold().renewed() ? Math.min(this.grantedMillis, HAND_OFF_GRANT_MILLIS)
+		// a renewed lease is handed off short (see WaitPolicy#handOffGrant), a fixed one
+		// whole
+		long handOffGrantMillis = context.waits().handOffGrant().toMillis();
+		this.handOffMillis = request.hold().renewed() ? Math.min(this.grantedMillis, handOffGrantMillis)
 				: this.grantedMillis;
 		LockStore store = context.store();
 		this.machine = new Acquisition(new Acquisition.Terms(this.id, request.waitNanos(), this.grantedMillis,
 				maxHoldNanos, this.id.size() == 1 && store.handsOff(), context.wakeUps()::notifies, store::driftNanos,
-				OwnerTokens::next, AcquisitionRun::jitter));
+				OwnerTokens::next, AcquisitionRun::jitter), context.waits());
 	}
 
 	private static List<String> missing(LockId id, List<Lease> held) {

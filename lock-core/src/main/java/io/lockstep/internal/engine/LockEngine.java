@@ -12,10 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockInfo;
-import io.lockstep.LockLostListener;
 import io.lockstep.internal.CallContext;
-import io.lockstep.observation.LockObservationConvention;
-import io.micrometer.observation.ObservationRegistry;
 
 /**
  * The lock engine over one {@link Storage}: acquisitions (the {@link Acquisition}
@@ -27,13 +24,6 @@ import io.micrometer.observation.ObservationRegistry;
  * and only the bean closes it.
  */
 public final class LockEngine implements AutoCloseable {
-
-	/**
-	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
-	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
-	 * after it queued holds the lock up no longer than this.
-	 */
-	public static final long HAND_OFF_GRANT_MILLIS = AcquisitionRun.HAND_OFF_GRANT_MILLIS;
 
 	/** Reserved key (after the prefix) that {@link #ping()} reads; never written. */
 	private static final String PING_KEY = "__ping";
@@ -58,36 +48,30 @@ public final class LockEngine implements AutoCloseable {
 
 	private final boolean virtualThreads;
 
+	private final WaitPolicy waits;
+
 	/** The threads of {@link #acquireAsync}; created on first use. */
 	private AsyncThreads asyncThreads;
 
 	private boolean closed;
 
-	/**
-	 * @param maxHoldTime the hard cap on every hold, or {@code null}
-	 * @param observationRegistry may be {@code null} (no observations)
-	 * @param convention may be {@code null} (the default convention)
-	 * @param virtualThreads whether the asynchronous acquisitions' workers and the
-	 * lock-lost listeners run on virtual threads (JDK 21+)
-	 */
-	public LockEngine(Storage storage, String keyPrefix, Duration maxHoldTime, List<LockLostListener> listeners,
-			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention,
-			boolean virtualThreads) {
+	LockEngine(Storage storage, EngineOptions options) {
 		OwnerTokens.seed();
 		this.storage = storage;
-		this.keyPrefix = keyPrefix;
-		this.maxHoldTime = maxHoldTime;
-		this.virtualThreads = virtualThreads;
-		this.observations = new LockObservations(observationRegistry, convention);
-		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations, virtualThreads);
+		this.keyPrefix = options.keyPrefix();
+		this.maxHoldTime = options.maxHoldTime();
+		this.virtualThreads = options.virtualThreads();
+		this.waits = options.waits();
+		this.observations = options.observations();
+		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
+				this.virtualThreads);
 		this.leases = new Leases(storage.store(), this.observations, this.events);
 		this.waiters = new Waiters(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
-		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, keyPrefix,
+		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, this.keyPrefix,
 				this::asyncThreads, this.leases.watchdog());
-		this.context = new AcquireContext(storage.store(), storage.wakeUps(), this.waiters, this.observations,
-				this.leases, this.releases, this::asyncThreads,
-				(maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE);
+		this.context = new AcquireContext(storage, options, this.waiters, this.leases, this.releases,
+				this::asyncThreads);
 	}
 
 	/**
@@ -275,6 +259,11 @@ public final class LockEngine implements AutoCloseable {
 
 	Waiters waiters() {
 		return this.waiters;
+	}
+
+	/** The wait and hand-off timings of its acquisitions. */
+	WaitPolicy waits() {
+		return this.waits;
 	}
 
 	/** Stops renewing (held leases expire on their own) and closes the storage. */

@@ -33,8 +33,8 @@ class AcquisitionDriverTests {
 
 	private final FakeBackend backend = new FakeBackend();
 
-	private final LockEngine engine = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(),
-			false, null, null, false);
+	private final LockEngine engine = new LockEngine(new Storage(this.backend, this.backend),
+			EngineOptions.defaults("p:"));
 
 	@AfterEach
 	void close() {
@@ -113,8 +113,8 @@ class AcquisitionDriverTests {
 			}
 
 		});
-		try (LockEngine observed = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(), false,
-				registry, null, false)) {
+		try (LockEngine observed = new LockEngine(new Storage(this.backend, this.backend),
+				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)))) {
 			this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 			// the handler's failure is logged: the caller gets its handle, and closing it
 			// leaves nothing registered

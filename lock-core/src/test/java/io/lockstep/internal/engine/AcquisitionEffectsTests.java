@@ -1,5 +1,6 @@
 package io.lockstep.internal.engine;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,7 +22,8 @@ class AcquisitionEffectsTests {
 	private Acquisition machine(long leaseMillis) {
 		return new Acquisition(
 				new Acquisition.Terms(LockId.of("k"), ms(5000), leaseMillis, Long.MAX_VALUE, true, () -> true,
-						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max));
+						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+				WaitPolicy.DEFAULTS);
 	}
 
 	/**
@@ -63,7 +65,7 @@ class AcquisitionEffectsTests {
 		assertThat(send.entryMillis()).as("the head queues in storage").isPositive();
 		Acquisition.Wait wait = (Acquisition.Wait) action(machine.on(new Acquisition.Held(20_000, 0, 5), ms(3)));
 		assertThat(wait.untilNanos()).as("the head re-checks within %d ms", 500)
-			.isLessThanOrEqualTo(ms(3) + HeadWait.RECHECK_NANOS);
+			.isLessThanOrEqualTo(ms(3) + WaitPolicy.DEFAULTS.headRecheck().toNanos());
 	}
 
 	/**
@@ -104,6 +106,25 @@ class AcquisitionEffectsTests {
 		assertThat(machine.on(new Acquisition.HandedOff(first.owner(), 7, 30_000), ms(2600)))
 			.as("a hand-off after the end")
 			.isEmpty();
+	}
+
+	/**
+	 * The timings come from the wait policy: a short one shortens the queue entry an
+	 * attempt asks for (and the undo's retries) and the head's re-check.
+	 */
+	@Test
+	void aShortWaitPolicyShortensTheQueueEntryAndTheHeadsRecheck() {
+		WaitPolicy waits = new WaitPolicy(Duration.ofMillis(300), Duration.ofSeconds(1), Duration.ofMillis(50),
+				Duration.ofMillis(1), Duration.ofMillis(10));
+		Acquisition machine = new Acquisition(
+				new Acquisition.Terms(LockId.of("k"), ms(5000), 30_000, Long.MAX_VALUE, true, () -> true,
+						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+				waits);
+		Acquisition.Send send = (Acquisition.Send) action(machine.start(0, Gates.FIRST));
+		assertThat(send.entryMillis()).as("the queue entry asked, ms").isEqualTo(300);
+		machine.on(new Acquisition.Held(20_000, 0, 5), ms(1));
+		Acquisition.Wait wait = (Acquisition.Wait) action(machine.on(new Acquisition.Registered(true), ms(2)));
+		assertThat(wait.untilNanos()).as("the head re-checks within 50 ms").isEqualTo(ms(2) + ms(50));
 	}
 
 	/** The action among the effects (the last one), or {@code null}. */

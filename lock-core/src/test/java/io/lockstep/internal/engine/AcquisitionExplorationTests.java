@@ -243,7 +243,8 @@ class AcquisitionExplorationTests {
 								String token = "t" + (this.tokens.size() + 1);
 								this.tokens.add(token);
 								return token;
-							}, (max) -> max));
+							}, (max) -> max),
+					WaitPolicy.DEFAULTS);
 			apply(this.machine.start(0, new Acquisition.Gate() {
 
 				@Override

@@ -22,7 +22,8 @@ class AcquisitionGateTests {
 	private Acquisition machine(LockId id, long waitMillis) {
 		return new Acquisition(
 				new Acquisition.Terms(id, ms(waitMillis), 30_000, Long.MAX_VALUE, id.size() == 1, () -> true,
-						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max));
+						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+				WaitPolicy.DEFAULTS);
 	}
 
 	@Test
