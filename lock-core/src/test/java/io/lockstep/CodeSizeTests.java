@@ -47,6 +47,10 @@ class CodeSizeTests {
 			"AcquisitionRun.java",
 			"what the two drivers of the machine share, in one final class: the effects both do alike, attempts, "
 					+ "registrations, and the one place that makes the lease and the handle of a grant",
+			"LockSettings.java",
+			"a template copy's settings as one value: its copies, named() and the checks whose messages name the "
+					+ "property",
+			"LockStore.java", "the store seam: every request and reply a documented record (about a third is code)",
 			"LockScripts.java", "the only class that knows the Lua scripts' arguments and replies (the design's rule)",
 			"RedisStore.java",
 			"the store seam on Redis: attempts, undos, renewals and releases over the key layout, each a few lines",

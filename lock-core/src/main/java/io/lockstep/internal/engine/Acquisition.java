@@ -221,17 +221,26 @@ final class Acquisition {
 	 * @param maxHoldNanos the max-hold cap, or {@code Long.MAX_VALUE}
 	 * @param handOff whether the storage hands this lock to a queued owner (a one-key
 	 * lock on a storage that hands off)
+	 */
+	record Terms(LockId id, long waitNanos, long grantedMillis, long maxHoldNanos, boolean handOff) {
+	}
+
+	/**
+	 * What the protocol reads from outside, injected so that it stays pure.
+	 *
 	 * @param notifies whether release notifications work now (else the head polls)
 	 * @param drift the storage's clock-drift allowance of a lease
 	 * @param tokens new owner tokens
 	 * @param jitter a random delay in {@code [max / 2, max]} for a given max (the polling
 	 * of a head that is not notified)
 	 */
-	record Terms(LockId id, long waitNanos, long grantedMillis, long maxHoldNanos, boolean handOff,
-			BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens, LongUnaryOperator jitter) {
+	record Inputs(BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens,
+			LongUnaryOperator jitter) {
 	}
 
 	private final Terms terms;
+
+	private final Inputs inputs;
 
 	/** How long a queue entry lives unless its waiter asks again. */
 	private final long queueEntryMillis;
@@ -273,10 +282,11 @@ final class Acquisition {
 	/** How long the head waits before it asks again. */
 	private final HeadWait headWait;
 
-	Acquisition(Terms terms, WaitPolicy waits) {
+	Acquisition(Terms terms, Inputs inputs, WaitPolicy waits) {
 		this.terms = terms;
+		this.inputs = inputs;
 		this.queueEntryMillis = waits.queueEntry().toMillis();
-		this.headWait = new HeadWait(waits, terms.notifies(), terms.jitter());
+		this.headWait = new HeadWait(waits, inputs.notifies(), inputs.jitter());
 	}
 
 	Phase phase() {
@@ -296,7 +306,7 @@ final class Acquisition {
 	List<Effect> start(long now, Gate gate) {
 		this.start = now;
 		this.now = now;
-		this.owner = this.terms.tokens().get();
+		this.owner = this.inputs.tokens().get();
 		if (this.terms.id().keys().size() == 1 && this.terms.waitNanos() > 0) {
 			String key = this.terms.id().first();
 			if (this.terms.id().sharing().exclusive()) {
@@ -354,7 +364,7 @@ final class Acquisition {
 	private List<Effect> granted(Granted granted, long now) {
 		long asked = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
 		long lease = (granted.grantedMillis() >= 0) ? TimeUnit.MILLISECONDS.toNanos(granted.grantedMillis()) : asked;
-		if (this.sentNanos + lease - this.terms.drift().applyAsLong(lease) - now <= 0) {
+		if (this.sentNanos + lease - this.inputs.drift().applyAsLong(lease) - now <= 0) {
 			// the reply came after the lease it granted: the key may be another's now
 			return failed(new LockException(
 					"the storage granted it, but its reply came after the lease it granted " + "ran out"));
@@ -428,7 +438,7 @@ final class Acquisition {
 	private List<Effect> takeHandOff(QueuedOwner.HandOff handOff, long anchor, long now) {
 		this.queue.clearPending();
 		long lease = TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis());
-		long deadline = anchor + lease - this.terms.drift().applyAsLong(lease);
+		long deadline = anchor + lease - this.inputs.drift().applyAsLong(lease);
 		if (deadline - now < lease / 2) {
 			// the storage refreshes a lease it handed to the owner, from this attempt on
 			return send(now, true);

@@ -38,7 +38,9 @@ final class AcquisitionRun implements Wake {
 
 	private final LockRequest request;
 
-	/** The keys it acquires: the request's keys that the call does not hold already. */
+	/** The request for the keys it acquires: those the call does not hold already. */
+	private final LockRequest acquiring;
+
 	private final LockId id;
 
 	/** The leases of the request's other keys, held by the call already. */
@@ -47,11 +49,8 @@ final class AcquisitionRun implements Wake {
 	/** Where the local queue's news go: the driver's inbox. */
 	private final Consumer<Acquisition.Event> inbox;
 
-	private final long grantedMillis;
-
-	private final long maxHoldMillis;
-
-	private final long handOffMillis;
+	/** What every attempt asks the keys to be held on. */
+	private final LockStore.LeaseTerms terms;
 
 	private final Acquisition machine;
 
@@ -73,21 +72,31 @@ final class AcquisitionRun implements Wake {
 		this.context = context;
 		this.request = request;
 		this.held = List.copyOf(held);
-		this.id = request.id().withKeys(missing(request.id(), held));
+		this.acquiring = request.withKeys(missing(request.id(), held));
+		this.id = this.acquiring.id();
 		this.inbox = inbox;
-		long maxHoldNanos = context.maxHoldNanos();
-		long leaseNanos = request.hold().leaseNanos();
-		this.grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(leaseNanos, maxHoldNanos)));
-		this.maxHoldMillis = (maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(maxHoldNanos) : 0;
-		// a renewed lease is handed off short (see WaitPolicy#handOffGrant), a fixed one
-		// whole
-		long handOffGrantMillis = context.waits().handOffGrant().toMillis();
-		this.handOffMillis = request.hold().renewed() ? Math.min(this.grantedMillis, handOffGrantMillis)
-				: this.grantedMillis;
+		this.terms = leaseTerms(context, request.hold());
 		LockStore store = context.store();
-		this.machine = new Acquisition(new Acquisition.Terms(this.id, request.waitNanos(), this.grantedMillis,
-				maxHoldNanos, this.id.size() == 1 && store.handsOff(), context.wakeUps()::notifies, store::driftNanos,
-				OwnerTokens::next, AcquisitionRun::jitter), context.waits());
+		this.machine = new Acquisition(
+				new Acquisition.Terms(this.id, request.waitNanos(), this.terms.leaseMillis(), context.maxHoldNanos(),
+						this.id.size() == 1 && store.handsOff()),
+				new Acquisition.Inputs(context.wakeUps()::notifies, store::driftNanos, OwnerTokens::next,
+						AcquisitionRun::jitter),
+				context.waits());
+	}
+
+	/**
+	 * The lease (capped by max-hold), the cap, the hand-off lease (a renewed lease is
+	 * handed off short, see {@link WaitPolicy#handOffGrant}; a fixed one whole) and the
+	 * lock delay.
+	 */
+	private static LockStore.LeaseTerms leaseTerms(AcquireContext context, HoldTerms hold) {
+		long maxHoldNanos = context.maxHoldNanos();
+		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(hold.leaseNanos(), maxHoldNanos)));
+		long maxHoldMillis = (maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(maxHoldNanos) : 0;
+		long handOffMillis = hold.renewed() ? Math.min(grantedMillis, context.waits().handOffGrant().toMillis())
+				: grantedMillis;
+		return new LockStore.LeaseTerms(grantedMillis, maxHoldMillis, handOffMillis, hold.delayMillis());
 	}
 
 	private static List<String> missing(LockId id, List<Lease> held) {
@@ -172,8 +181,7 @@ final class AcquisitionRun implements Wake {
 	}
 
 	private LockStore.Acquire attemptOf(Acquisition.Send send) {
-		return new LockStore.Acquire(this.id, send.owner(), this.grantedMillis, this.maxHoldMillis, send.entryMillis(),
-				this.handOffMillis, send.queued(), this.request.hold().delayMillis());
+		return new LockStore.Acquire(this.id, send.owner(), this.terms, send.entryMillis(), send.queued());
 	}
 
 	private static Acquisition.Event replied(LockStore.Attempt attempt) {
@@ -244,10 +252,7 @@ final class AcquisitionRun implements Wake {
 		long fencingToken = -1;
 		if (acquired) {
 			Acquisition.Grant grant = done.grant();
-			HoldTerms hold = this.request.hold();
-			lease = this.context.leases()
-				.granted(this.id, grant.fencingTokens(), grant.owner(), this.request.lockName(), hold.leaseNanos(),
-						hold.renewed(), hold.minHoldNanos(), grant.sentNanos(), grant.grantedNanos(), grant.capNanos());
+			lease = this.context.leases().granted(this.acquiring, grant);
 			outcome = LockObservationContext.ACQUIRED;
 			fencingToken = grant.fencingTokens()[0];
 		}

@@ -68,8 +68,8 @@ public final class LockEngine implements AutoCloseable {
 		this.leases = new Leases(storage.store(), this.observations, this.events);
 		this.waiters = new Waiters(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
-		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, this.keyPrefix,
-				this::asyncThreads, this.leases.watchdog());
+		this.releases = new Releases(storage.store(), this.waiters, this.events, options, this::asyncThreads,
+				this.leases.watchdog());
 		this.context = new AcquireContext(storage, options, this.waiters, this.leases, this.releases,
 				this::asyncThreads);
 	}

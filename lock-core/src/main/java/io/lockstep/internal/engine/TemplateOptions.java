@@ -194,8 +194,9 @@ public final class TemplateOptions {
 						+ ") must not be longer than the max-hold-time (" + this.maxHoldTime + ")");
 			}
 		});
-		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,
-				Map.copyOf(this.overrides), Sharing.EXCLUSIVE, this.lockDelay);
+		return new LockSettings(this.keyPrefix, null, null,
+				new LockSettings.Timing(this.waitTime, this.leaseTime, false, Duration.ZERO, this.lockDelay),
+				Map.copyOf(this.overrides), Sharing.EXCLUSIVE);
 	}
 
 }

@@ -20,9 +20,9 @@ class AcquisitionEffectsTests {
 	private final AtomicInteger tokens = new AtomicInteger();
 
 	private Acquisition machine(long leaseMillis) {
-		return new Acquisition(
-				new Acquisition.Terms(LockId.of("k"), ms(5000), leaseMillis, Long.MAX_VALUE, true, () -> true,
-						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+		return new Acquisition(new Acquisition.Terms(LockId.of("k"), ms(5000), leaseMillis, Long.MAX_VALUE, true),
+				new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L,
+						() -> "t" + this.tokens.incrementAndGet(), (max) -> max),
 				WaitPolicy.DEFAULTS);
 	}
 
@@ -117,8 +117,9 @@ class AcquisitionEffectsTests {
 		WaitPolicy waits = new WaitPolicy(Duration.ofMillis(300), Duration.ofSeconds(1), Duration.ofMillis(50),
 				Duration.ofMillis(1), Duration.ofMillis(10));
 		Acquisition machine = new Acquisition(
-				new Acquisition.Terms(LockId.of("k"), ms(5000), 30_000, Long.MAX_VALUE, true, () -> true,
-						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+				new Acquisition.Terms(LockId.of("k"), ms(5000), 30_000, Long.MAX_VALUE, true),
+				new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L,
+						() -> "t" + this.tokens.incrementAndGet(), (max) -> max),
 				waits);
 		Acquisition.Send send = (Acquisition.Send) action(machine.start(0, Gates.FIRST));
 		assertThat(send.entryMillis()).as("the queue entry asked, ms").isEqualTo(300);

@@ -238,13 +238,12 @@ class AcquisitionExplorationTests {
 			this.scenario = scenario;
 			this.machine = new Acquisition(
 					new Acquisition.Terms(LockId.of("k"), ms(WAIT_MILLIS), scenario.grantedMillis(),
-							(scenario.maxHoldMillis > 0) ? ms(scenario.maxHoldMillis) : Long.MAX_VALUE, true,
-							() -> true, (lease) -> lease / 100 + 2_000_000L, () -> {
-								String token = "t" + (this.tokens.size() + 1);
-								this.tokens.add(token);
-								return token;
-							}, (max) -> max),
-					WaitPolicy.DEFAULTS);
+							(scenario.maxHoldMillis > 0) ? ms(scenario.maxHoldMillis) : Long.MAX_VALUE, true),
+					new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L, () -> {
+						String token = "t" + (this.tokens.size() + 1);
+						this.tokens.add(token);
+						return token;
+					}, (max) -> max), WaitPolicy.DEFAULTS);
 			apply(this.machine.start(0, new Acquisition.Gate() {
 
 				@Override

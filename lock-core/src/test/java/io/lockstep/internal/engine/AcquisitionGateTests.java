@@ -20,9 +20,9 @@ class AcquisitionGateTests {
 	private final AtomicInteger tokens = new AtomicInteger();
 
 	private Acquisition machine(LockId id, long waitMillis) {
-		return new Acquisition(
-				new Acquisition.Terms(id, ms(waitMillis), 30_000, Long.MAX_VALUE, id.size() == 1, () -> true,
-						(lease) -> lease / 100 + 2_000_000L, () -> "t" + this.tokens.incrementAndGet(), (max) -> max),
+		return new Acquisition(new Acquisition.Terms(id, ms(waitMillis), 30_000, Long.MAX_VALUE, id.size() == 1),
+				new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L,
+						() -> "t" + this.tokens.incrementAndGet(), (max) -> max),
 				WaitPolicy.DEFAULTS);
 	}
 
