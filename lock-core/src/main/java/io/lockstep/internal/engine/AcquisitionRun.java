@@ -2,6 +2,7 @@ package io.lockstep.internal.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -109,26 +110,22 @@ final class AcquisitionRun implements Wake {
 		return this.id;
 	}
 
-	/** Starts the observation and the machine: the first effects. */
-	List<Acquisition.Effect> start() {
+	/**
+	 * Starts the observation and the machine (it asks the key's asking gate itself).
+	 * @return the first action
+	 */
+	Optional<Acquisition.Effect> start() {
 		this.observation = this.context.observations().startAcquire(this.id.display(), this.request.lockName());
-		return apply(this.machine.start(System.nanoTime(), new Acquisition.Gate() {
-
-			@Override
-			public boolean begin(String key) {
-				return AcquisitionRun.this.context.waiters().beginAsking(key);
-			}
-
-			@Override
-			public boolean hearsHandOffs(String key) {
-				return AcquisitionRun.this.context.wakeUps().hearsHandOffs(key);
-			}
-
-		}));
+		Acquisition.Gate gate = new Acquisition.Gate(this.context.waiters()::beginAsking,
+				this.context.wakeUps()::hearsHandOffs);
+		return apply(this.machine.start(System.nanoTime(), gate));
 	}
 
-	/** Feeds one event to the machine: its effects, the side ones done. */
-	List<Acquisition.Effect> feed(Acquisition.Event event) {
+	/**
+	 * Feeds one event to the machine and does the side effects of its answer.
+	 * @return the action it answered with, if any (else the driver goes on as before)
+	 */
+	Optional<Acquisition.Effect> feed(Acquisition.Event event) {
 		return apply(this.machine.on(event, System.nanoTime()));
 	}
 
@@ -136,9 +133,16 @@ final class AcquisitionRun implements Wake {
 		return this.machine.phase().isEnded();
 	}
 
-	/** Does the effects that every driver does alike, at once and in order. */
-	private List<Acquisition.Effect> apply(List<Acquisition.Effect> effects) {
+	/**
+	 * Does the effects that every driver does alike, at once and in order.
+	 * @return the action among them (an answer has one at most)
+	 */
+	private Optional<Acquisition.Effect> apply(List<Acquisition.Effect> effects) {
+		Acquisition.Effect action = null;
 		for (Acquisition.Effect effect : effects) {
+			if (effect.isAction()) {
+				action = effect;
+			}
 			if (effect instanceof Acquisition.EndGate gate) {
 				this.context.waiters().endAsking(gate.key());
 			}
@@ -154,7 +158,7 @@ final class AcquisitionRun implements Wake {
 				this.waiter.rearm();
 			}
 		}
-		return effects;
+		return Optional.ofNullable(action);
 	}
 
 	/** Sends the attempt and waits for its reply (bounded by the command timeout). */
