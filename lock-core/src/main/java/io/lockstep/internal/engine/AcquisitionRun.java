@@ -20,14 +20,14 @@ import org.slf4j.LoggerFactory;
  * One run of an {@link Acquisition}, whichever driver runs it: it feeds the machine and
  * does the effects every driver does alike (ends the key's asking gate, sends the undo,
  * re-arms the local waiter), sends the attempts and joins the local queues the driver
- * asks for, hands the local queue's news ({@link Wake}) to the driver's inbox, and ends
- * the acquisition: the lease and the handle of a grant (the one place that makes them),
- * and the observation. {@link BlockingAcquirer} and {@link AsyncAcquirer} each own one;
- * only the driver's one thread at a time touches it, except the inbox and a cancel. Over
- * 300 lines for a reason: it is the drivers' whole shared half, which they compose
- * instead of extending a base class.
+ * asks for, hands the local queue's news ({@link LocalQueues.Listener}) to the driver's
+ * inbox, and ends the acquisition: the lease and the handle of a grant (the one place
+ * that makes them), and the observation. {@link BlockingAcquirer} and
+ * {@link AsyncAcquirer} each own one; only the driver's one thread at a time touches it,
+ * except the inbox and a cancel. Over 300 lines for a reason: it is the drivers' whole
+ * shared half, which they compose instead of extending a base class.
  */
-final class AcquisitionRun implements Wake {
+final class AcquisitionRun implements LocalQueues.Listener {
 
 	private static final Logger logger = LoggerFactory.getLogger(AcquisitionRun.class);
 
@@ -61,7 +61,7 @@ final class AcquisitionRun implements Wake {
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
 	 * thread, read by a cancel.
 	 */
-	private volatile Waiter waiter;
+	private volatile LocalQueues.Waiter waiter;
 
 	/**
 	 * @param held the leases of the request's keys the call holds already (they join the
@@ -196,7 +196,8 @@ final class AcquisitionRun implements Wake {
 	/** Joins the key's local queue, leaving the one it is in (blocks for the channel). */
 	Acquisition.Registered register(Acquisition.Register register) {
 		unregister(false);
-		Waiter registered = this.context.waiters().register(register.key(), register.owner(), register.handOff(), this);
+		LocalQueues.Waiter registered = this.context.waiters()
+			.register(register.key(), register.owner(), register.handOff(), this);
 		this.waiter = registered;
 		return new Acquisition.Registered(this.context.waiters().isHead(registered));
 	}
@@ -208,9 +209,9 @@ final class AcquisitionRun implements Wake {
 	 */
 	void registerAsync(Acquisition.Register register) {
 		unregister(false);
-		Registration registration = this.context.waiters()
+		LocalQueues.Registration registration = this.context.waiters()
 			.registerAsync(register.key(), register.owner(), register.handOff(), this);
-		Waiter registered = registration.waiter();
+		LocalQueues.Waiter registered = registration.waiter();
 		this.waiter = registered;
 		CompletableFuture<?> listening = registration.listening();
 		// a copy: the subscription's own future is shared with other waiters
@@ -227,7 +228,7 @@ final class AcquisitionRun implements Wake {
 
 	/** Stops waiting in the local queue now (a cancel); the drainer aborts it later. */
 	void leaveQueueNow() {
-		Waiter current = this.waiter;
+		LocalQueues.Waiter current = this.waiter;
 		if (current != null) {
 			this.context.waiters().unregister(current, false);
 		}
