@@ -8,6 +8,7 @@ import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
+import io.lockstep.internal.engine.LockStore.LeaseTerms;
 import io.lockstep.internal.engine.LockStore.Release;
 import io.lockstep.internal.engine.LockStore.Renewal;
 import io.lockstep.internal.engine.Sharing;
@@ -61,7 +62,8 @@ class LocalStoreSharingTests {
 	@Test
 	void aWritersMarkLapsesWhenItStopsAsking() throws InterruptedException {
 		assertThat(once(READ, "r1").acquired()).isTrue();
-		assertThat(this.store.acquire(new Acquire(WRITE, "w", 10_000, 0, 100, 10_000, false, 0)).acquired()).isFalse();
+		assertThat(this.store.acquire(new Acquire(WRITE, "w", new LeaseTerms(10_000, 0, 10_000, 0), 100, false))
+			.acquired()).isFalse();
 		assertThat(once(READ, "r2").acquired()).as("a reader while the writer's mark lasts").isFalse();
 		long start = System.nanoTime();
 		while (!once(READ, "r2").acquired()) {
@@ -149,7 +151,7 @@ class LocalStoreSharingTests {
 
 	/** The attempt of a caller that waits when the key is held. */
 	private static Acquire waiting(LockId id, String owner) {
-		return new Acquire(id, owner, 10_000, 0, 1_000, 10_000, false, 0);
+		return new Acquire(id, owner, new LeaseTerms(10_000, 0, 10_000, 0), 1_000, false);
 	}
 
 }

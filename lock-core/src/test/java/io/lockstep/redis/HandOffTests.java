@@ -13,7 +13,7 @@ import io.lettuce.core.RedisClient;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
-import io.lockstep.internal.engine.LockEngine;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
@@ -166,7 +166,8 @@ class HandOffTests {
 
 	@Test
 	void aWaiterHandedTheShortGrantOfAWatchdogLeaseKeepsTheLockPastIt() throws Exception {
-		// default watchdog lease (30 s): a hand-off grants at most HAND_OFF_GRANT_MILLIS,
+		// default watchdog lease (30 s): a hand-off grants at most the hand-off grant (5
+		// s),
 		// and the new holder's watchdog extends it early, not a third of the lease later
 		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
 			LockHandle held = holder.acquire("job");
@@ -177,12 +178,12 @@ class HandOffTests {
 			try (LockHandle lock = handedOff.get(5, TimeUnit.SECONDS)) {
 				long granted = (Long) this.redis.call("PTTL", "lockstep:job");
 				long start = System.nanoTime();
-				boolean extended = TestLocks.eventually(Duration.ofMillis(LockEngine.HAND_OFF_GRANT_MILLIS - 1_000),
-						() -> (Long) this.redis.call("PTTL", "lockstep:job") > LockEngine.HAND_OFF_GRANT_MILLIS);
+				boolean extended = TestLocks.eventually(Duration.ofMillis(Probes.handOffGrantMillis() - 1_000),
+						() -> (Long) this.redis.call("PTTL", "lockstep:job") > Probes.handOffGrantMillis());
 				long extendedAfter = (System.nanoTime() - start) / 1_000_000;
 				System.out.printf("hand-off of a 30 s watchdog lease: granted %d ms, extended past the grant %d ms "
 						+ "later: %s%n", granted, extendedAfter, extended);
-				assertThat(granted).as("the hand-off's grant, ms").isBetween(1L, LockEngine.HAND_OFF_GRANT_MILLIS);
+				assertThat(granted).as("the hand-off's grant, ms").isBetween(1L, Probes.handOffGrantMillis());
 				assertThat(extended).as("renewed before the short grant ran out").isTrue();
 				assertThat(lock.isHeld()).isTrue();
 			}

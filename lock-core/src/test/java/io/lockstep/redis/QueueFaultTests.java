@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
-import io.lockstep.internal.engine.LockEngine;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -63,9 +63,9 @@ class QueueFaultTests {
 		long[] handedOff = deadQueuedWaiter(fixture.standalone(), "wait-renewed", 30_000);
 		System.out.printf("queued waiter JVM SIGKILLed (watchdog lease 30 s): handed off for %d ms, the next waiter "
 				+ "was inside %d ms after the release%n", handedOff[0], handedOff[1]);
-		assertThat(handedOff[0]).as("the hand-off's grant, ms").isBetween(1L, LockEngine.HAND_OFF_GRANT_MILLIS);
+		assertThat(handedOff[0]).as("the hand-off's grant, ms").isBetween(1L, Probes.handOffGrantMillis());
 		assertThat(handedOff[1]).as("held up by the short hand-off grant at most, plus one re-check")
-			.isLessThan(LockEngine.HAND_OFF_GRANT_MILLIS + 1500);
+			.isLessThan(Probes.handOffGrantMillis() + 1500);
 	}
 
 	/**

@@ -1,6 +1,12 @@
 package io.lockstep.internal.engine;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongUnaryOperator;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import io.lockstep.LockException;
 
@@ -9,10 +15,10 @@ import io.lockstep.LockException;
  * threads, no clock of its own. It takes {@link Event events} (an attempt's reply or
  * failure, the local queue's registration, a hand-off message, a release notification, a
  * promotion to the key's head, a timer, an abort) with the time they are handled, and
- * answers with a {@link Step}: what to undo, and the next {@link Action} (send an
- * attempt, join a key's local queue, wait, or be done). {@link BlockingAcquirer} runs it
- * on the caller's thread, {@link AsyncAcquirer} with futures and a timer; each feeds one
- * event at a time.
+ * answers with a list of {@link Effect effects}: what to end and undo, and the next
+ * action (send an attempt, join a key's local queue, wait, or be done); an empty list
+ * when nothing is new. {@link BlockingAcquirer} runs it on the caller's thread,
+ * {@link AsyncAcquirer} with futures and a timer; each feeds one event at a time.
  *
  * <p>
  * The rules it keeps, whatever the order of events:
@@ -32,13 +38,194 @@ import io.lockstep.LockException;
  * <li>Every ending undoes what may be held or queued under the owner token: a queue
  * entry, a hand-off not taken, an attempt on its way.</li>
  * </ul>
+ *
+ * <p>
+ * Over 300 lines for a reason: the protocol's vocabulary (its phases, events and effects,
+ * the asking gate it is given) and every transition are in this one file, which the
+ * exploration tests check exhaustively.
  */
-final class Acquisition implements AcquisitionProtocol {
+final class Acquisition {
 
-	/** How long a queue entry lives unless its waiter asks again. */
-	static final long QUEUE_ENTRY_MILLIS = 2000;
+	enum Phase {
+
+		ASKING, REGISTERING, WAITING, ACQUIRED, TIMED_OUT, FAILED, ABORTED;
+
+		boolean isEnded() {
+			return ordinal() >= ACQUIRED.ordinal();
+		}
+
+	}
+
+	/** What happened. */
+	sealed interface Event
+			permits Granted, Held, AttemptFailed, Registered, HandedOff, Released, Promoted, TimerFired, Aborted {
+
+	}
+
+	/**
+	 * The attempt got every key.
+	 *
+	 * @param grantedMillis the lease the storage set, or negative for the whole lease
+	 * asked
+	 */
+	record Granted(long[] fencingTokens, long grantedMillis) implements Event {
+	}
+
+	/**
+	 * Another owner holds a key: the longest remaining lease, which key blocks, and the
+	 * key's fencing counter as the attempt left it (-1: unknown); a hand-off granted
+	 * after the attempt has a larger fencing token.
+	 */
+	record Held(long holderTtlMillis, int blockingIndex, long fencingCounter) implements Event {
+	}
+
+	/**
+	 * The attempt failed or timed out; it may still run later. It ends the acquisition.
+	 */
+	record AttemptFailed(LockException failure) implements Event {
+	}
+
+	/** It joined the key's local queue; {@code head}: it is the first of its kind. */
+	record Registered(boolean head) implements Event {
+	}
+
+	/** The storage handed the lock to a queued owner token. */
+	record HandedOff(String owner, long fencingToken, long leaseMillis) implements Event {
+	}
+
+	/** A release of the key it waits for. */
+	record Released() implements Event {
+	}
+
+	/** It became the head of the key's local queue. */
+	record Promoted() implements Event {
+	}
+
+	/** The timer of the {@link Wait} with this number ran out. */
+	record TimerFired(long timer) implements Event {
+	}
+
+	/** Cancelled, interrupted, or the client closed. */
+	record Aborted(LockException reason) implements Event {
+	}
+
+	/**
+	 * What the driver does, in the order given: {@link EndGate} and {@link Undo} at once,
+	 * then at most one action ({@link Send}, {@link Register}, {@link Wait} or
+	 * {@link Done}) that replaces the one before it. An answer without an action leaves
+	 * the driver doing what it did (an empty answer: nothing new).
+	 */
+	sealed interface Effect permits EndGate, Undo, Send, Register, Wait, Done {
+
+		/**
+		 * Whether it replaces what the driver does (else it is done at once, on the
+		 * side).
+		 */
+		default boolean isAction() {
+			return true;
+		}
+
+	}
+
+	/**
+	 * End the key's asking gate: the caller that took it (see {@link Gate#begin}) asks no
+	 * more; the key's next caller may ask at once.
+	 */
+	record EndGate(String key) implements Effect {
+
+		@Override
+		public boolean isAction() {
+			return false;
+		}
+
+	}
+
+	/**
+	 * One attempt for the owner token.
+	 *
+	 * @param entryMillis how long a queue entry lives (0: the attempt does not queue)
+	 * @param queued whether an earlier attempt of the owner may have queued it
+	 * @param rearm whether it waits in a local queue: the next release wakes it again
+	 */
+	record Send(String owner, long entryMillis, boolean queued, boolean rearm) implements Effect {
+	}
+
+	/** Join the key's local queue (leaving the one it is in). */
+	record Register(String key, String owner, boolean handOff) implements Effect {
+	}
+
+	/** Wait for an event, at most until then; the timer then fires with this number. */
+	record Wait(long untilNanos, long timer) implements Effect {
+	}
+
+	/** The end: {@code grant} when acquired, {@code failure} when failed or aborted. */
+	record Done(Phase phase, Grant grant, LockException failure) implements Effect {
+	}
+
+	/**
+	 * The lock granted to the owner token: the lease counts from {@code sentNanos}, and
+	 * no renewal extends it past {@code capNanos}.
+	 */
+	record Grant(String owner, long[] fencingTokens, long sentNanos, long grantedNanos, long capNanos) {
+	}
+
+	/**
+	 * Release (and, with {@code leave}, leave the queue) under the owner token; sent
+	 * again each time it does not land (a dropped connection loses what it had not
+	 * written) until {@code untilNanos}, by when whatever it gives back has expired.
+	 */
+	record Undo(String owner, boolean leave, long untilNanos) implements Effect {
+
+		@Override
+		public boolean isAction() {
+			return false;
+		}
+
+	}
+
+	/**
+	 * The key's asking gate, as the driver's local queues keep it: only one local caller
+	 * of a key asks the storage while no other waits for it.
+	 *
+	 * @param begin takes the key's asking gate when no local caller asks for or waits for
+	 * the key; whether it took it ({@link EndGate} ends it)
+	 * @param hearsHandOffs whether hand-offs of the key reach this client already
+	 */
+	record Gate(Predicate<String> begin, Predicate<String> hearsHandOffs) {
+	}
+
+	/**
+	 * What the protocol needs to know of the lock and the storage.
+	 *
+	 * @param id the lock
+	 * @param waitNanos how long to wait while another owner holds the lock
+	 * @param grantedMillis the lease an attempt asks for
+	 * @param maxHoldNanos the max-hold cap, or {@code Long.MAX_VALUE}
+	 * @param handOff whether the storage hands this lock to a queued owner (a one-key
+	 * lock on a storage that hands off)
+	 */
+	record Terms(LockId id, long waitNanos, long grantedMillis, long maxHoldNanos, boolean handOff) {
+	}
+
+	/**
+	 * What the protocol reads from outside, injected so that it stays pure.
+	 *
+	 * @param notifies whether release notifications work now (else the head polls)
+	 * @param drift the storage's clock-drift allowance of a lease
+	 * @param tokens new owner tokens
+	 * @param jitter a random delay in {@code [max / 2, max]} for a given max (the polling
+	 * of a head that is not notified)
+	 */
+	record Inputs(BooleanSupplier notifies, LongUnaryOperator drift, Supplier<String> tokens,
+			LongUnaryOperator jitter) {
+	}
 
 	private final Terms terms;
+
+	private final Inputs inputs;
+
+	/** How long a queue entry lives unless its waiter asks again. */
+	private final long queueEntryMillis;
 
 	private Phase phase = Phase.ASKING;
 
@@ -77,9 +264,11 @@ final class Acquisition implements AcquisitionProtocol {
 	/** How long the head waits before it asks again. */
 	private final HeadWait headWait;
 
-	Acquisition(Terms terms) {
+	Acquisition(Terms terms, Inputs inputs, WaitPolicy waits) {
 		this.terms = terms;
-		this.headWait = new HeadWait(terms.notifies(), terms.jitter());
+		this.inputs = inputs;
+		this.queueEntryMillis = waits.queueEntry().toMillis();
+		this.headWait = new HeadWait(waits, inputs.notifies(), inputs.jitter());
 	}
 
 	Phase phase() {
@@ -91,29 +280,33 @@ final class Acquisition implements AcquisitionProtocol {
 	}
 
 	/**
-	 * @param firstCaller whether it took the key's asking gate (no local caller asks for
-	 * or waits for the key)
-	 * @param hearsHandOffs whether hand-offs of the key reach this client already
+	 * The first effects. A caller of one key that may wait asks at once only when it is
+	 * the key's first local caller: an exclusive caller that takes the key's asking gate
+	 * (queued already where the client hears hand-offs), or any caller of a share (every
+	 * one asks for a share); else it joins the key's local queue.
 	 */
-	Step start(long now, boolean firstCaller, boolean hearsHandOffs) {
+	List<Effect> start(long now, Gate gate) {
 		this.start = now;
 		this.now = now;
-		this.owner = this.terms.tokens().get();
+		this.owner = this.inputs.tokens().get();
 		if (this.terms.id().keys().size() == 1 && this.terms.waitNanos() > 0) {
-			if (!firstCaller) {
-				return register(this.terms.id().keys().get(0));
+			String key = this.terms.id().first();
+			if (this.terms.id().sharing().exclusive()) {
+				if (!gate.begin().test(key)) {
+					return register(key);
+				}
+				this.asking = true;
 			}
-			this.asking = true;
-			return send(now, this.terms.handOff() && hearsHandOffs);
+			return send(now, this.terms.handOff() && gate.hearsHandOffs().test(key));
 		}
 		return send(now, false);
 	}
 
-	/** The next step after the event; an ended acquisition ignores every event. */
-	Step on(Event event, long now) {
+	/** The effects of the event; an ended acquisition ignores every event. */
+	List<Effect> on(Event event, long now) {
 		this.now = now;
 		if (this.phase.isEnded()) {
-			return new Step(false, null, null);
+			return List.of();
 		}
 		if (event instanceof Aborted aborted) {
 			return abort(aborted.reason());
@@ -150,10 +343,10 @@ final class Acquisition implements AcquisitionProtocol {
 		return unchanged();
 	}
 
-	private Step granted(Granted granted, long now) {
+	private List<Effect> granted(Granted granted, long now) {
 		long asked = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
 		long lease = (granted.grantedMillis() >= 0) ? TimeUnit.MILLISECONDS.toNanos(granted.grantedMillis()) : asked;
-		if (this.sentNanos + lease - this.terms.drift().applyAsLong(lease) - now <= 0) {
+		if (this.sentNanos + lease - this.inputs.drift().applyAsLong(lease) - now <= 0) {
 			// the reply came after the lease it granted: the key may be another's now
 			return failed(new LockException(
 					"the storage granted it, but its reply came after the lease it granted " + "ran out"));
@@ -168,7 +361,7 @@ final class Acquisition implements AcquisitionProtocol {
 				null);
 	}
 
-	private Step held(Held held, long now) {
+	private List<Effect> held(Held held, long now) {
 		this.inFlight = false;
 		if (this.sentEntryMillis > 0 && this.terms.handOff()) {
 			this.queue.queuedBy(this.sentNanos, held.fencingCounter());
@@ -193,7 +386,7 @@ final class Acquisition implements AcquisitionProtocol {
 	 * is worth waiting for. What the attempt may have taken or queued is undone under the
 	 * owner token it was sent with.
 	 */
-	private Step failed(LockException failure) {
+	private List<Effect> failed(LockException failure) {
 		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued())
 				|| this.terms.id().size() > 1 && this.sentEntryMillis > 0;
 		LockException reported = new LockException(
@@ -201,28 +394,33 @@ final class Acquisition implements AcquisitionProtocol {
 		return done(Phase.FAILED, null, reported, undo(mayBeQueued));
 	}
 
-	private Step handedOff(HandedOff handOff, long now) {
+	private List<Effect> handedOff(HandedOff handOff, long now) {
 		if (!handOff.owner().equals(this.owner)) {
 			// to an owner token it left: released by that leave
 			return unchanged();
 		}
 		if (this.phase == Phase.ASKING) {
 			// counted from before the attempt on its way: the grant may precede it
-			this.queue.arrivedWhileAsking(handOff, this.sentEntryMillis > 0 && this.terms.handOff(), this.sentNanos);
+			this.queue.arrivedWhileAsking(handOff(handOff), this.sentEntryMillis > 0 && this.terms.handOff(),
+					this.sentNanos);
 			return unchanged();
 		}
-		if (!this.queue.current(handOff)) {
+		if (!this.queue.current(handOff(handOff))) {
 			// not queued, or granted before a reply that found the key another's: gone
 			return unchanged();
 		}
-		return takeHandOff(handOff, this.queue.queuedSent(), now);
+		return takeHandOff(handOff(handOff), this.queue.queuedSent(), now);
+	}
+
+	private static QueuedOwner.HandOff handOff(HandedOff handedOff) {
+		return new QueuedOwner.HandOff(handedOff.fencingToken(), handedOff.leaseMillis());
 	}
 
 	/** Takes a hand-off, or confirms it by one more attempt when little of it is left. */
-	private Step takeHandOff(HandedOff handOff, long anchor, long now) {
+	private List<Effect> takeHandOff(QueuedOwner.HandOff handOff, long anchor, long now) {
 		this.queue.clearPending();
 		long lease = TimeUnit.MILLISECONDS.toNanos(handOff.leaseMillis());
-		long deadline = anchor + lease - this.terms.drift().applyAsLong(lease);
+		long deadline = anchor + lease - this.inputs.drift().applyAsLong(lease);
 		if (deadline - now < lease / 2) {
 			// the storage refreshes a lease it handed to the owner, from this attempt on
 			return send(now, true);
@@ -231,7 +429,7 @@ final class Acquisition implements AcquisitionProtocol {
 		return done(Phase.ACQUIRED, new Grant(this.owner, fences, anchor, lease, cap(anchor)), null, null);
 	}
 
-	private Step abort(LockException reason) {
+	private List<Effect> abort(LockException reason) {
 		Undo undo = this.inFlight ? undo(true) : leaveIfQueued();
 		return done(Phase.ABORTED, null, reason, undo);
 	}
@@ -251,23 +449,23 @@ final class Acquisition implements AcquisitionProtocol {
 	 */
 	private Undo undo(boolean leave) {
 		long lease = TimeUnit.MILLISECONDS.toNanos(this.terms.grantedMillis());
-		long entry = TimeUnit.MILLISECONDS.toNanos(QUEUE_ENTRY_MILLIS);
+		long entry = TimeUnit.MILLISECONDS.toNanos(this.queueEntryMillis);
 		return new Undo(this.owner, leave, this.now + lease + Math.max(lease, entry));
 	}
 
-	private Step send(long now, boolean queue) {
+	private List<Effect> send(long now, boolean queue) {
 		long leftMillis = TimeUnit.NANOSECONDS.toMillis(this.terms.waitNanos() - (now - this.start));
-		long entry = (queue && leftMillis > 0) ? Math.min(leftMillis, QUEUE_ENTRY_MILLIS) : 0;
+		long entry = (queue && leftMillis > 0) ? Math.min(leftMillis, this.queueEntryMillis) : 0;
 		this.phase = Phase.ASKING;
 		this.inFlight = true;
 		this.again = false;
 		this.waiting = null;
 		this.sentNanos = now;
 		this.sentEntryMillis = entry;
-		return step(null, new Send(this.owner, entry, this.queue.queued()));
+		return step(null, new Send(this.owner, entry, this.queue.queued(), this.registeredKey != null));
 	}
 
-	private Step register(String key) {
+	private List<Effect> register(String key) {
 		this.phase = Phase.REGISTERING;
 		this.registeredKey = key;
 		this.head = false;
@@ -276,7 +474,7 @@ final class Acquisition implements AcquisitionProtocol {
 	}
 
 	/** Waits for its turn: the head re-checks by the holder's lease or periodically. */
-	private Step await(long now) {
+	private List<Effect> await(long now) {
 		this.phase = Phase.WAITING;
 		long deadline = this.start + this.terms.waitNanos();
 		long until = this.head ? Math.min(deadline, now + this.headWait.next(this.holderTtlMillis)) : deadline;
@@ -288,24 +486,30 @@ final class Acquisition implements AcquisitionProtocol {
 		return this.waiting;
 	}
 
-	/** Nothing new to do: the wait (if waiting) goes on. */
-	private Step unchanged() {
-		return new Step(false, null, this.waiting);
+	/** Nothing new: what the driver does (a wait, an attempt on its way) goes on. */
+	private List<Effect> unchanged() {
+		return List.of();
 	}
 
-	private Step done(Phase end, Grant grant, LockException failure, Undo undo) {
+	private List<Effect> done(Phase end, Grant grant, LockException failure, Undo undo) {
 		this.phase = end;
 		this.waiting = null;
 		this.inFlight = false;
 		return step(undo, new Done(end, grant, failure));
 	}
 
-	private Step step(Undo undo, Action action) {
-		boolean endAsking = this.asking && !this.inFlight;
-		if (endAsking) {
+	/** End the asking gate once nothing is on its way, undo, then act. */
+	private List<Effect> step(Undo undo, Effect action) {
+		List<Effect> effects = new ArrayList<>(3);
+		if (this.asking && !this.inFlight) {
 			this.asking = false;
+			effects.add(new EndGate(this.terms.id().first()));
 		}
-		return new Step(endAsking, undo, action);
+		if (undo != null) {
+			effects.add(undo);
+		}
+		effects.add(action);
+		return effects;
 	}
 
 	private long cap(long from) {

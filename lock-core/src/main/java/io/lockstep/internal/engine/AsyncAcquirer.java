@@ -1,10 +1,12 @@
 package io.lockstep.internal.engine;
 
 import java.util.List;
+import java.util.Optional;
+import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockstep.LockException;
@@ -20,11 +22,15 @@ import org.slf4j.LoggerFactory;
  * threads. Cancelling it aborts the acquisition; a grant that races with the cancel is
  * released.
  */
-final class AsyncAcquirer extends Acquirer {
+final class AsyncAcquirer {
 
 	private static final Logger logger = LoggerFactory.getLogger(AsyncAcquirer.class);
 
 	private final AsyncThreads threads;
+
+	private final Queue<Acquisition.Event> inbox = new ConcurrentLinkedQueue<>();
+
+	private final AcquisitionRun run;
 
 	private final CompletableFuture<LeaseHandle> result = new CompletableFuture<>();
 
@@ -37,8 +43,8 @@ final class AsyncAcquirer extends Acquirer {
 
 	private long timerNumber;
 
-	AsyncAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold, boolean skips) {
-		super(context, id, lockName, waitNanos, hold, skips);
+	AsyncAcquirer(AcquireContext context, LockRequest request) {
+		this.run = new AcquisitionRun(context, request, List.of(), this::post);
 		this.threads = context.threads().get();
 	}
 
@@ -48,13 +54,13 @@ final class AsyncAcquirer extends Acquirer {
 	 */
 	CompletableFuture<LeaseHandle> start() {
 		this.pending.set(1);
-		Acquisition.Action first = begin();
+		Optional<Acquisition.Effect> first = this.run.start();
 		this.result.whenComplete((handle, failure) -> {
 			if (failure instanceof CancellationException) {
 				cancelled();
 			}
 		});
-		if (first instanceof Acquisition.Send) {
+		if (first.isPresent() && first.get() instanceof Acquisition.Send) {
 			safely(first);
 			if (this.pending.decrementAndGet() != 0) {
 				this.threads.workers().execute(this::drain);
@@ -71,8 +77,7 @@ final class AsyncAcquirer extends Acquirer {
 		return this.result;
 	}
 
-	@Override
-	void post(Acquisition.Event event) {
+	private void post(Acquisition.Event event) {
 		this.inbox.add(event);
 		if (this.pending.getAndIncrement() == 0) {
 			try {
@@ -92,17 +97,14 @@ final class AsyncAcquirer extends Acquirer {
 	 * local queue now and is aborted after the events before it.
 	 */
 	private void cancelled() {
-		this.inbox.add(
-				new Acquisition.Aborted(new LockException("Acquiring lock '" + this.id.display() + "' was cancelled")));
+		this.inbox.add(new Acquisition.Aborted(
+				new LockException("Acquiring lock '" + this.run.id().display() + "' was cancelled")));
 		if (this.pending.getAndIncrement() == 0) {
 			drain();
 		}
 		else {
 			// the drainer aborts it next; it stops waiting now
-			LocalQueues.Waiter current = this.waiter;
-			if (current != null) {
-				this.waiters.unregister(current, false);
-			}
+			this.run.leaveQueueNow();
 		}
 	}
 
@@ -111,7 +113,7 @@ final class AsyncAcquirer extends Acquirer {
 			Acquisition.Event event = this.inbox.poll();
 			if (event != null) {
 				try {
-					safely(feed(event));
+					safely(this.run.feed(event));
 				}
 				catch (Throwable ex) {
 					abort(ex);
@@ -122,9 +124,9 @@ final class AsyncAcquirer extends Acquirer {
 	}
 
 	/** Acts; a failure (whatever it is) aborts the acquisition. */
-	private void safely(Acquisition.Action action) {
+	private void safely(Optional<Acquisition.Effect> action) {
 		try {
-			act(action);
+			action.ifPresent(this::act);
 		}
 		catch (Throwable ex) {
 			abort(ex);
@@ -134,29 +136,29 @@ final class AsyncAcquirer extends Acquirer {
 	/** Aborts after a failure while acting: the caller's future always completes. */
 	private void abort(Throwable failure) {
 		try {
-			if (!ended()) {
-				act(feed(new Acquisition.Aborted(asLockException(failure))));
+			if (!this.run.ended()) {
+				this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(failure))).ifPresent(this::act);
 			}
 			else {
-				logger.warn("Ending the acquisition of '{}' failed", this.id.display(), failure);
+				logger.warn("Ending the acquisition of '{}' failed", this.run.id().display(), failure);
 			}
 		}
 		catch (Throwable ex) {
-			logger.error("Aborting the acquisition of '{}' failed", this.id.display(), ex);
+			logger.error("Aborting the acquisition of '{}' failed", this.run.id().display(), ex);
 		}
 		finally {
-			this.result.completeExceptionally(asLockException(failure));
+			this.result.completeExceptionally(AcquisitionRun.asLockException(failure));
 		}
 	}
 
-	private void act(Acquisition.Action action) {
+	private void act(Acquisition.Effect action) {
 		if (action instanceof Acquisition.Send send) {
 			cancelTimer();
-			send(send);
+			this.run.attemptAsync(send, this.threads.workers()).thenAccept(this::post);
 		}
 		else if (action instanceof Acquisition.Register register) {
 			cancelTimer();
-			register(register);
+			this.run.registerAsync(register);
 		}
 		else if (action instanceof Acquisition.Wait wait) {
 			schedule(wait);
@@ -165,38 +167,6 @@ final class AsyncAcquirer extends Acquirer {
 			cancelTimer();
 			finish(done);
 		}
-	}
-
-	private void send(Acquisition.Send send) {
-		CompletableFuture<LockStore.Attempt> reply;
-		try {
-			reply = this.store.acquireAsync(request(send), this.threads.workers());
-		}
-		catch (RuntimeException ex) {
-			reply = CompletableFuture.failedFuture(ex);
-		}
-		reply.whenComplete((attempt, failure) -> post(
-				(failure == null) ? replied(attempt) : new Acquisition.AttemptFailed(asLockException(failure))));
-	}
-
-	/** Joins the key's local queue (readying the channel may block: on a worker). */
-	private void register(Acquisition.Register register) {
-		unregister(false);
-		LocalQueues.Registration registration = this.waiters.registerAsync(register.key(), register.owner(),
-				register.handOff(), this);
-		LocalQueues.Waiter registered = registration.waiter();
-		this.waiter = registered;
-		CompletableFuture<?> listening = registration.listening();
-		// a copy: the subscription's own future is shared with other waiters
-		listening.copy()
-			.orTimeout(this.store.commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
-			.whenComplete((subscribed, failure) -> {
-				if (failure != null && listening.isDone()) {
-					// records a refusal (then waiters poll); the future is done: no wait
-					this.wakeUps.await(listening);
-				}
-				post(new Acquisition.Registered(this.waiters.isHead(registered)));
-			});
 	}
 
 	private void schedule(Acquisition.Wait wait) {
@@ -217,9 +187,8 @@ final class AsyncAcquirer extends Acquirer {
 	}
 
 	private void finish(Acquisition.Done done) {
-		Lease lease = conclude(done, this.result.isCancelled());
-		if (lease != null) {
-			LeaseHandle handle = new LeaseHandle(this.context.releases(), this.id, List.of(lease), false);
+		LeaseHandle handle = this.run.conclude(done, false, this.result.isCancelled());
+		if (handle != null) {
 			if (!this.result.complete(handle)) {
 				// cancelled while the grant was on its way
 				handle.closeAsync();

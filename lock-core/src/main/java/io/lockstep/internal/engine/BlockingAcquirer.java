@@ -1,5 +1,8 @@
 package io.lockstep.internal.engine;
 
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 import io.lockstep.LockException;
@@ -11,99 +14,99 @@ import io.lockstep.LockException;
  * the acquisition and keeps the interrupt). The uncontended path is one attempt, with no
  * other thread and no registration.
  */
-final class BlockingAcquirer extends Acquirer {
+final class BlockingAcquirer {
 
 	private final Thread thread = Thread.currentThread();
 
-	BlockingAcquirer(AcquireContext context, LockId id, String lockName, long waitNanos, HoldTerms hold,
-			boolean skips) {
-		super(context, id, lockName, waitNanos, hold, skips);
+	private final Queue<Acquisition.Event> inbox = new ConcurrentLinkedQueue<>();
+
+	private final AcquisitionRun run;
+
+	/**
+	 * @param held the leases of the request's keys the call holds already
+	 */
+	BlockingAcquirer(AcquireContext context, LockRequest request, List<Lease> held) {
+		this.run = new AcquisitionRun(context, request, held, this::post);
 	}
 
 	/**
-	 * @return the lease, or {@code null} when the wait elapsed while another owner held
-	 * the lock
+	 * @return the handle (bound to this thread), or {@code null} when the wait elapsed
+	 * while another owner held the lock
 	 * @throws LockException when an attempt failed (at once: not retried), or the wait
 	 * was interrupted
 	 */
-	Lease acquire() {
-		Acquisition.Action action = null;
+	LeaseHandle acquire() {
+		Acquisition.Effect action = null;
 		try {
-			action = begin();
+			action = this.run.start().orElseThrow();
 			while (!(action instanceof Acquisition.Done)) {
 				action = next(action);
 			}
 		}
 		catch (RuntimeException | Error ex) {
-			if (!ended()) {
-				action = feed(new Acquisition.Aborted(asLockException(ex)));
-				conclude((Acquisition.Done) action, false);
+			if (!this.run.ended()) {
+				action = this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(ex))).orElseThrow();
+				this.run.conclude((Acquisition.Done) action, true, false);
 			}
 			throw ex;
 		}
 		Acquisition.Done done = (Acquisition.Done) action;
-		Lease lease = conclude(done, false);
+		LeaseHandle handle = this.run.conclude(done, true, false);
 		if (done.failure() != null) {
 			throw done.failure();
 		}
-		return lease;
+		return handle;
 	}
 
-	private Acquisition.Action next(Acquisition.Action action) {
+	private Acquisition.Effect next(Acquisition.Effect action) {
 		if (action instanceof Acquisition.Send send) {
-			return inOrder(attempt(send));
+			return inOrder(this.run.attempt(send), action);
 		}
 		if (action instanceof Acquisition.Register register) {
-			unregister(false);
-			this.waiter = this.waiters.register(register.key(), register.owner(), register.handOff(), this);
-			return inOrder(new Acquisition.Registered(this.waiters.isHead(this.waiter)));
+			return inOrder(this.run.register(register), action);
 		}
 		return await((Acquisition.Wait) action);
 	}
 
-	private Acquisition.Event attempt(Acquisition.Send send) {
-		try {
-			return replied(this.store.acquire(request(send)));
-		}
-		catch (LockException ex) {
-			return new Acquisition.AttemptFailed(ex);
-		}
-	}
-
 	/**
 	 * Feeds what came while it asked or registered, then the answer: news that came
-	 * before the answer was handled is taken as older than it.
+	 * before the answer was handled is taken as older than it. The last action of them
+	 * all is the next.
 	 */
-	private Acquisition.Action inOrder(Acquisition.Event answer) {
-		Acquisition.Action latest = null;
+	private Acquisition.Effect inOrder(Acquisition.Event answer, Acquisition.Effect asked) {
+		Acquisition.Effect latest = null;
 		for (Acquisition.Event event = this.inbox.poll(); event != null; event = this.inbox.poll()) {
-			Acquisition.Action action = feed(event);
-			latest = (action != null) ? action : latest;
+			latest = this.run.feed(event).orElse(latest);
 		}
-		Acquisition.Action action = feed(answer);
-		return (latest instanceof Acquisition.Done || action == null) ? latest : action;
+		latest = this.run.feed(answer).orElse(latest);
+		if (latest == null) {
+			throw new IllegalStateException(
+					"The acquisition of '" + this.run.id().display() + "' answered " + asked + " with nothing to do");
+		}
+		return latest;
 	}
 
-	private Acquisition.Action await(Acquisition.Wait wait) {
+	private Acquisition.Effect await(Acquisition.Wait wait) {
 		while (true) {
 			Acquisition.Event event = this.inbox.poll();
 			if (event != null) {
-				return feed(event);
+				return this.run.feed(event).orElse(wait);
 			}
 			if (this.thread.isInterrupted()) {
-				return feed(new Acquisition.Aborted(
-						new LockException("Interrupted while waiting for lock '" + this.id.display() + "'")));
+				return this.run
+					.feed(new Acquisition.Aborted(
+							new LockException("Interrupted while waiting for lock '" + this.run.id().display() + "'")))
+					.orElse(wait);
 			}
 			long left = wait.untilNanos() - System.nanoTime();
 			if (left <= 0) {
-				return feed(new Acquisition.TimerFired(wait.timer()));
+				return this.run.feed(new Acquisition.TimerFired(wait.timer())).orElse(wait);
 			}
 			LockSupport.parkNanos(this, left);
 		}
 	}
 
-	@Override
-	void post(Acquisition.Event event) {
+	private void post(Acquisition.Event event) {
 		this.inbox.add(event);
 		LockSupport.unpark(this.thread);
 	}

@@ -134,7 +134,7 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 	}
 
 	private LockHandle acquire(LockId id, long waitNanos, boolean throwOnTimeout) {
-		return this.engine.acquire(id, this.settings.lockName(), waitNanos, this.settings.holdTerms(), throwOnTimeout);
+		return this.engine.acquire(this.settings.request(id, waitNanos, !throwOnTimeout));
 	}
 
 	/** The lease of this copy's locks: its fixed lease, or the watchdog's lease. */

@@ -6,26 +6,28 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * How long a key's local head waits before it asks the storage again: until the holder's
- * lease runs out, and, while release notifications work, at most {@link #RECHECK_NANOS}
- * in case one was lost; without notifications it polls, from {@code 5 ms} doubling to
- * {@code 100 ms}, jittered. Owned by one {@link Acquisition}.
+ * lease runs out, and, while release notifications work, at most the
+ * {@link WaitPolicy#headRecheck} in case one was lost; without notifications it polls,
+ * from the {@link WaitPolicy#firstPoll} doubling to the {@link WaitPolicy#longestPoll},
+ * jittered. Owned by one {@link Acquisition}.
  */
 final class HeadWait {
 
 	/** The head's longest wait while notified, in case a notification was lost. */
-	static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+	private final long recheckNanos;
 
-	private static final long MIN_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
-	private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+	private final long maxPollNanos;
 
 	private final BooleanSupplier notifies;
 
 	private final LongUnaryOperator jitter;
 
-	private long pollNanos = MIN_POLL_NANOS;
+	private long pollNanos;
 
-	HeadWait(BooleanSupplier notifies, LongUnaryOperator jitter) {
+	HeadWait(WaitPolicy waits, BooleanSupplier notifies, LongUnaryOperator jitter) {
+		this.recheckNanos = waits.headRecheck().toNanos();
+		this.pollNanos = waits.firstPoll().toNanos();
+		this.maxPollNanos = waits.longestPoll().toNanos();
 		this.notifies = notifies;
 		this.jitter = jitter;
 	}
@@ -42,10 +44,10 @@ final class HeadWait {
 		}
 		if (!this.notifies.getAsBoolean()) {
 			wait = Math.min(wait, this.jitter.applyAsLong(this.pollNanos));
-			this.pollNanos = Math.min(MAX_POLL_NANOS, this.pollNanos * 2);
+			this.pollNanos = Math.min(this.maxPollNanos, this.pollNanos * 2);
 			return wait;
 		}
-		return Math.min(wait, RECHECK_NANOS);
+		return Math.min(wait, this.recheckNanos);
 	}
 
 }

@@ -92,32 +92,32 @@ final class Lease {
 	private final Set<CallFrame> calls = ConcurrentHashMap.newKeySet();
 
 	/**
-	 * @param minHoldNanos how long after acquisition the keys stay taken when released
-	 * earlier, or 0
-	 * @param sentNanos when the acquire that granted the lease was sent
-	 * @param grantedNanos the lease the acquire granted (already capped by max-hold)
-	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
+	 * @param request the request it was granted for (its keys, name and hold)
+	 * @param grant the grant: the owner token, the fencing tokens, when the lease counts
+	 * from (the send time of the acquire that granted it), the lease granted (already
+	 * capped by max-hold) and the max-hold cap as an absolute {@code nanoTime}, or
 	 * {@code Long.MAX_VALUE}
 	 * @param drift the storage's clock-drift allowance of a granted lease (see
 	 * {@link LockStore#driftNanos})
 	 */
-	Lease(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
-			long minHoldNanos, long sentNanos, long grantedNanos, long capNanos, Observation observation,
-			Transitions transitions, LongUnaryOperator drift) {
-		this.id = id;
-		this.fencingTokens = fencingTokens;
-		this.owner = owner;
-		this.lockName = lockName;
-		this.leaseNanos = leaseNanos;
-		this.renewed = renewed;
-		this.minHoldNanos = minHoldNanos;
-		this.acquiredNanos = sentNanos;
-		this.capNanos = capNanos;
+	Lease(LockRequest request, Acquisition.Grant grant, Observation observation, Transitions transitions,
+			LongUnaryOperator drift) {
+		HoldTerms hold = request.hold();
+		this.id = request.id();
+		this.fencingTokens = grant.fencingTokens();
+		this.owner = grant.owner();
+		this.lockName = request.lockName();
+		this.leaseNanos = hold.leaseNanos();
+		this.renewed = hold.renewed();
+		this.minHoldNanos = hold.minHoldNanos();
+		this.acquiredNanos = grant.sentNanos();
+		this.capNanos = grant.capNanos();
 		this.acquiredAt = Instant.now();
 		this.holderThread = Thread.currentThread().getName();
 		this.observation = observation;
 		this.transitions = transitions;
-		this.renewal = new LeaseRenewal(leaseNanos, sentNanos, grantedNanos, capNanos, drift);
+		this.renewal = new LeaseRenewal(this.leaseNanos, grant.sentNanos(), grant.grantedNanos(), grant.capNanos(),
+				drift);
 	}
 
 	LockId id() {

@@ -39,15 +39,14 @@ final class Leases implements Lease.Transitions {
 
 	/**
 	 * Creates and registers the lease of a grant; the watchdog takes it.
-	 * @param sent when the grant's lease starts at the latest (the send time of the
-	 * attempt it answers, or of one before it)
-	 * @param capNanos the max-hold cap, or {@code Long.MAX_VALUE}
+	 * @param request the request granted (the keys acquired)
+	 * @param grant the grant; its lease starts at its {@code sentNanos} at the latest
+	 * (the send time of the attempt it answers, or of one before it)
 	 */
-	Lease granted(LockId id, long[] fencingTokens, String owner, String lockName, long leaseNanos, boolean renewed,
-			long minHoldNanos, long sent, long grantedNanos, long capNanos) {
-		Observation held = this.observations.startHeld(id.display(), lockName, fencingTokens[0]);
-		Lease lease = new Lease(id, fencingTokens, owner, lockName, leaseNanos, renewed, minHoldNanos, sent,
-				grantedNanos, capNanos, held, this, this.driftNanos);
+	Lease granted(LockRequest request, Acquisition.Grant grant) {
+		Observation held = this.observations.startHeld(request.id().display(), request.lockName(),
+				grant.fencingTokens()[0]);
+		Lease lease = new Lease(request, grant, held, this, this.driftNanos);
 		this.leases.add(lease);
 		this.watchdog.wake(lease);
 		return lease;

@@ -12,10 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockInfo;
-import io.lockstep.LockLostListener;
 import io.lockstep.internal.CallContext;
-import io.lockstep.observation.LockObservationConvention;
-import io.micrometer.observation.ObservationRegistry;
 
 /**
  * The lock engine over one {@link Storage}: acquisitions (the {@link Acquisition}
@@ -27,13 +24,6 @@ import io.micrometer.observation.ObservationRegistry;
  * it, and only the bean closes it.
  */
 public final class LockEngine implements AutoCloseable {
-
-	/**
-	 * The longest lease a hand-off grants a waiter whose lease is renewed (a watchdog
-	 * lease): its watchdog extends it once it has the lock, and a waiter that vanished
-	 * after it queued holds the lock up no longer than this.
-	 */
-	public static final long HAND_OFF_GRANT_MILLIS = Acquirer.HAND_OFF_GRANT_MILLIS;
 
 	/** Reserved key (after the prefix) that {@link #ping()} reads; never written. */
 	private static final String PING_KEY = "__ping";
@@ -58,52 +48,45 @@ public final class LockEngine implements AutoCloseable {
 
 	private final boolean virtualThreads;
 
+	private final WaitPolicy waits;
+
 	/** The threads of {@link #acquireAsync}; created on first use. */
 	private AsyncThreads asyncThreads;
 
 	private boolean closed;
 
-	/**
-	 * @param maxHoldTime the hard cap on every hold, or {@code null}
-	 * @param observationRegistry may be {@code null} (no observations)
-	 * @param convention may be {@code null} (the default convention)
-	 * @param virtualThreads whether the asynchronous acquisitions' workers and the
-	 * lock-lost listeners run on virtual threads (JDK 21+)
-	 */
-	public LockEngine(Storage storage, String keyPrefix, Duration maxHoldTime, List<LockLostListener> listeners,
-			boolean interruptOnLoss, ObservationRegistry observationRegistry, LockObservationConvention convention,
-			boolean virtualThreads) {
+	LockEngine(Storage storage, EngineOptions options) {
 		OwnerTokens.seed();
 		this.storage = storage;
-		this.keyPrefix = keyPrefix;
-		this.maxHoldTime = maxHoldTime;
-		this.virtualThreads = virtualThreads;
-		this.observations = new LockObservations(observationRegistry, convention);
-		this.events = new LeaseEvents(listeners, interruptOnLoss, this.observations, virtualThreads);
+		this.keyPrefix = options.keyPrefix();
+		this.maxHoldTime = options.maxHoldTime();
+		this.virtualThreads = options.virtualThreads();
+		this.waits = options.waits();
+		this.observations = options.observations();
+		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
+				this.virtualThreads);
 		this.leases = new Leases(storage.store(), this.observations, this.events);
 		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
-		this.releases = new Releases(storage.store(), this.waiters, this.events, this.observations, keyPrefix,
-				this::asyncThreads, this.leases.watchdog());
-		this.context = new AcquireContext(storage.store(), storage.wakeUps(), this.waiters, this.observations,
-				this.leases, this.releases, this::asyncThreads,
-				(maxHoldTime != null) ? maxHoldTime.toNanos() : Long.MAX_VALUE);
+		this.releases = new Releases(storage.store(), this.waiters, this.events, options, this::asyncThreads,
+				this.leases.watchdog());
+		this.context = new AcquireContext(storage, options, this.waiters, this.leases, this.releases,
+				this::asyncThreads);
 	}
 
 	/**
-	 * Acquires the lock for the current call, waiting up to {@code waitNanos}. Keys the
+	 * Acquires the lock for the current call, waiting up to the request's wait. Keys the
 	 * call holds already are re-entered; only the others are acquired.
-	 * @param hold the lease, its renewal, minimum hold and lock delay
-	 * @param throwOnTimeout whether a wait that ran out throws; else it returns
-	 * {@code null}, for a caller that skips its work (observed as {@code skipped}, not
-	 * {@code timeout})
-	 * @return the handle, or {@code null} when not acquired and not
-	 * {@code throwOnTimeout}
+	 * @return the handle, or {@code null} when not acquired and the request
+	 * {@link LockRequest#skips skips} (observed as {@code skipped}, not {@code timeout})
+	 * @throws LockAcquisitionException when the wait ran out and the request does not
+	 * skip
 	 */
-	LeaseHandle acquire(LockId id, String lockName, long waitNanos, HoldTerms hold, boolean throwOnTimeout) {
+	LeaseHandle acquire(LockRequest request) {
+		LockId id = request.id();
 		Map<String, Lease> held = heldByThisCall();
 		Set<Lease> parts = new LinkedHashSet<>();
-		List<String> missing = new ArrayList<>();
+		boolean missing = false;
 		for (String key : id.keys()) {
 			Lease lease = held.get(key);
 			if (lease != null) {
@@ -111,23 +94,18 @@ public final class LockEngine implements AutoCloseable {
 				parts.add(lease);
 			}
 			else {
-				missing.add(key);
+				missing = true;
 			}
 		}
-		if (!missing.isEmpty()) {
-			long start = System.nanoTime();
-			Lease acquired = new BlockingAcquirer(this.context, id.withKeys(missing), lockName, waitNanos, hold,
-					!throwOnTimeout)
-				.acquire();
-			if (acquired == null) {
-				if (throwOnTimeout) {
-					throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
-				}
-				return null;
-			}
-			parts.add(acquired);
+		if (!missing) {
+			return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
 		}
-		return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
+		long start = System.nanoTime();
+		LeaseHandle acquired = new BlockingAcquirer(this.context, request, new ArrayList<>(parts)).acquire();
+		if (acquired == null && !request.skips()) {
+			throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
+		}
+		return acquired;
 	}
 
 	/**
@@ -159,12 +137,9 @@ public final class LockEngine implements AutoCloseable {
 	 * {@code null} when the wait elapsed while another owner held the lock, or
 	 * exceptionally with a {@link io.lockstep.LockException}; cancelling it stops the
 	 * waiting, and a grant that races with the cancellation is released
-	 * @param skips whether the caller skips its work when the wait runs out (observed as
-	 * {@code skipped}, not {@code timeout})
 	 */
-	CompletableFuture<LeaseHandle> acquireAsync(LockId id, String lockName, long waitNanos, HoldTerms hold,
-			boolean skips) {
-		return new AsyncAcquirer(this.context, id, lockName, waitNanos, hold, skips).start();
+	CompletableFuture<LeaseHandle> acquireAsync(LockRequest request) {
+		return new AsyncAcquirer(this.context, request).start();
 	}
 
 	/** The leases the current call holds, by key. */
@@ -284,6 +259,11 @@ public final class LockEngine implements AutoCloseable {
 
 	LocalQueues waiters() {
 		return this.waiters;
+	}
+
+	/** The wait and hand-off timings of its acquisitions. */
+	WaitPolicy waits() {
+		return this.waits;
 	}
 
 	/** Stops renewing (held leases expire on their own) and closes the storage. */

@@ -15,24 +15,46 @@ import org.springframework.util.Assert;
 
 /**
  * The settings of one template copy: key prefix, name, wait and lease, whether the lease
- * is fixed (never renewed), and the minimum hold.
+ * is fixed (never renewed), and the minimum hold. Over 300 lines for a reason: the value,
+ * its copies and the checks of every setting, whose messages name the property, are one.
  *
  * @param keyPrefix prefix of every key
  * @param name the namespace of keys ({@code named}), or {@code null}
  * @param reportedName the lock name for metrics when not the namespace, or {@code null}
- * @param waitTime the wait for a lock
- * @param leaseTime the lease
- * @param fixedLease whether the lease is fixed (never renewed)
- * @param minHoldTime how long after acquisition a released lock stays taken, or
- * {@link Duration#ZERO} for none
+ * @param timing the wait, the lease, the minimum hold and the lock delay
  * @param overrides per-name wait, lease, minimum hold and lock delay
  * @param sharing how the copy's locks share their key (plain, read, semaphore)
- * @param lockDelay how long a key stays unavailable after a lease that ended without a
- * release, or {@link Duration#ZERO} for none
  */
-public record LockSettings(String keyPrefix, String name, String reportedName, Duration waitTime, Duration leaseTime,
-		boolean fixedLease, Duration minHoldTime, Map<String, Override> overrides, Sharing sharing,
-		Duration lockDelay) {
+public record LockSettings(String keyPrefix, String name, String reportedName, Timing timing,
+		Map<String, Override> overrides, Sharing sharing) {
+
+	/**
+	 * How long a copy's callers wait and hold.
+	 *
+	 * @param waitTime the wait for a lock
+	 * @param leaseTime the lease
+	 * @param fixedLease whether the lease is fixed (never renewed)
+	 * @param minHoldTime how long after acquisition a released lock stays taken, or
+	 * {@link Duration#ZERO} for none
+	 * @param lockDelay how long a key stays unavailable after a lease that ended without
+	 * a release, or {@link Duration#ZERO} for none
+	 */
+	public record Timing(Duration waitTime, Duration leaseTime, boolean fixedLease, Duration minHoldTime,
+			Duration lockDelay) {
+
+		Timing withWait(Duration waitTime) {
+			return new Timing(waitTime, this.leaseTime, this.fixedLease, this.minHoldTime, this.lockDelay);
+		}
+
+		Timing withLease(Duration leaseTime, boolean fixedLease) {
+			return new Timing(this.waitTime, leaseTime, fixedLease, this.minHoldTime, this.lockDelay);
+		}
+
+		Timing withMinHold(Duration minHoldTime) {
+			return new Timing(this.waitTime, this.leaseTime, this.fixedLease, minHoldTime, this.lockDelay);
+		}
+
+	}
 
 	/** The longest key (prefix, name and key) accepted, in UTF-8 bytes. */
 	public static final int MAX_KEY_BYTES = 1024;
@@ -49,10 +71,49 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	public record Override(Duration waitTime, Duration leaseTime, Duration minHoldTime, Duration lockDelay) {
 	}
 
+	/**
+	 * The request of a caller of this copy for the lock {@code id}.
+	 * @param waitNanos how long it waits
+	 * @param skips whether it skips its work when the wait runs out
+	 */
+	LockRequest request(LockId id, long waitNanos, boolean skips) {
+		return new LockRequest(id, lockName(), waitNanos, holdTerms(), skips);
+	}
+
+	/** This copy with the other parts given; the key prefix and overrides stay. */
+	private LockSettings copy(String name, String reportedName, Timing timing, Sharing sharing) {
+		return new LockSettings(this.keyPrefix, name, reportedName, timing, this.overrides, sharing);
+	}
+
+	/** The wait for a lock. */
+	public Duration waitTime() {
+		return this.timing.waitTime();
+	}
+
+	/** The lease. */
+	public Duration leaseTime() {
+		return this.timing.leaseTime();
+	}
+
+	/** Whether the lease is fixed (never renewed). */
+	public boolean fixedLease() {
+		return this.timing.fixedLease();
+	}
+
+	/** How long after acquisition a released lock stays taken, or zero. */
+	public Duration minHoldTime() {
+		return this.timing.minHoldTime();
+	}
+
+	/** How long a key stays unavailable after a lease that ended without a release. */
+	public Duration lockDelay() {
+		return this.timing.lockDelay();
+	}
+
 	/** The hold a caller of this copy asks for. */
-	HoldTerms holdTerms() {
-		return new HoldTerms(this.leaseTime.toNanos(), !this.fixedLease, this.minHoldTime.toNanos(),
-				this.lockDelay.toMillis());
+	private HoldTerms holdTerms() {
+		return new HoldTerms(this.timing.leaseTime().toNanos(), !this.timing.fixedLease(),
+				this.timing.minHoldTime().toNanos(), this.timing.lockDelay().toMillis());
 	}
 
 	/**
@@ -68,11 +129,11 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	}
 
 	public long waitNanos() {
-		return this.waitTime.toNanos();
+		return this.timing.waitTime().toNanos();
 	}
 
 	public long minHoldNanos() {
-		return this.minHoldTime.toNanos();
+		return this.timing.minHoldTime().toNanos();
 	}
 
 	/**
@@ -87,13 +148,11 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 
 	LockSettings withLockName(String lockName) {
 		Assert.hasText(lockName, "'lockName' must not be empty");
-		return new LockSettings(this.keyPrefix, this.name, lockName, this.waitTime, this.leaseTime, this.fixedLease,
-				this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
+		return copy(this.name, lockName, this.timing, this.sharing);
 	}
 
 	LockSettings withWaitTime(Duration waitTime) {
-		return new LockSettings(this.keyPrefix, this.name, this.reportedName, checkWait(waitTime, "waitTime"),
-				this.leaseTime, this.fixedLease, this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
+		return copy(this.name, this.reportedName, this.timing.withWait(checkWait(waitTime, "waitTime")), this.sharing);
 	}
 
 	/**
@@ -101,9 +160,8 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	 */
 	LockSettings withLeaseTime(Duration leaseTime) {
 		checkLease(leaseTime, "leaseTime");
-		checkMinHoldWithin(this.minHoldTime, leaseTime, "the fixed 'leaseTime'");
-		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, leaseTime, true,
-				this.minHoldTime, this.overrides, this.sharing, this.lockDelay);
+		checkMinHoldWithin(this.timing.minHoldTime(), leaseTime, "the fixed 'leaseTime'");
+		return copy(this.name, this.reportedName, this.timing.withLease(leaseTime, true), this.sharing);
 	}
 
 	/**
@@ -114,14 +172,13 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 	 */
 	LockSettings withMinHoldTime(Duration minHoldTime, Duration maxHoldTime) {
 		checkMinHold(minHoldTime, "minHoldTime");
-		if (this.fixedLease) {
-			checkMinHoldWithin(minHoldTime, this.leaseTime, "the fixed 'leaseTime'");
+		if (this.timing.fixedLease()) {
+			checkMinHoldWithin(minHoldTime, this.timing.leaseTime(), "the fixed 'leaseTime'");
 		}
 		if (maxHoldTime != null) {
 			checkMinHoldWithin(minHoldTime, maxHoldTime, "the max-hold-time");
 		}
-		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
-				this.fixedLease, minHoldTime, this.overrides, this.sharing, this.lockDelay);
+		return copy(this.name, this.reportedName, this.timing.withMinHold(minHoldTime), this.sharing);
 	}
 
 	/**
@@ -137,8 +194,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException(view + ": " + ex.getMessage(), ex);
 		}
-		return new LockSettings(this.keyPrefix, this.name, this.reportedName, this.waitTime, this.leaseTime,
-				this.fixedLease, this.minHoldTime, this.overrides, sharing, this.lockDelay);
+		return copy(this.name, this.reportedName, this.timing, sharing);
 	}
 
 	LockSettings named(String name) {
@@ -146,20 +202,21 @@ public record LockSettings(String keyPrefix, String name, String reportedName, D
 		Assert.isTrue(!name.startsWith("__"), () -> "Lock names starting with '__' are reserved, got '" + name + "'");
 		String qualified = (this.name != null) ? this.name + ":" + name : name;
 		Override override = this.overrides.get(qualified);
-		Duration wait = (override != null && override.waitTime() != null) ? override.waitTime() : this.waitTime;
-		boolean fixed = this.fixedLease;
-		Duration lease = this.leaseTime;
+		Duration wait = (override != null && override.waitTime() != null) ? override.waitTime()
+				: this.timing.waitTime();
+		boolean fixed = this.timing.fixedLease();
+		Duration lease = this.timing.leaseTime();
 		if (override != null && override.leaseTime() != null) {
 			lease = override.leaseTime();
 		}
 		Duration minHold = (override != null && override.minHoldTime() != null) ? override.minHoldTime()
-				: this.minHoldTime;
+				: this.timing.minHoldTime();
 		if (fixed) {
 			checkMinHoldWithin(minHold, lease, "the fixed 'leaseTime'");
 		}
-		Duration delay = (override != null && override.lockDelay() != null) ? override.lockDelay() : this.lockDelay;
-		return new LockSettings(this.keyPrefix, qualified, null, wait, lease, fixed, minHold, this.overrides,
-				this.sharing, delay);
+		Duration delay = (override != null && override.lockDelay() != null) ? override.lockDelay()
+				: this.timing.lockDelay();
+		return copy(qualified, null, new Timing(wait, lease, fixed, minHold, delay), this.sharing);
 	}
 
 	public static Duration checkWait(Duration waitTime, String what) {

@@ -15,6 +15,10 @@ import java.util.concurrent.Executor;
  * <p>
  * Blocking operations are bounded by {@link #commandTimeout()} and throw
  * {@link io.lockstep.LockException} when the storage does not answer in time.
+ *
+ * <p>
+ * Over 300 lines for a reason: the seam's requests and replies are records here, each
+ * documented for the stores that implement it; about a third of the file is code.
  */
 public interface LockStore extends AutoCloseable {
 
@@ -126,37 +130,65 @@ public interface LockStore extends AutoCloseable {
 	void close();
 
 	/**
-	 * One acquire attempt.
+	 * What the keys an attempt takes are held on, whatever the attempt: the same for
+	 * every attempt of one acquisition.
 	 *
-	 * @param id the lock
-	 * @param owner the owner token
 	 * @param leaseMillis the lease of the keys
 	 * @param maxHoldMillis the hard cap on the hold from now, or 0 for none: no renewal
 	 * extends the keys past it
-	 * @param entryMillis for a caller that waits when the lock is held: how long its mark
-	 * on the held keys (so that their release notifies) and, where the store
-	 * {@link #handsOff() hands off}, the queue entry of a one-key lock's owner live
-	 * unless it asks again first; 0 for a caller that does not wait
 	 * @param handOffMillis the lease a hand-off to the queued owner grants (at most
 	 * {@code leaseMillis}; shorter for a lease its watchdog extends, so that a waiter
 	 * that vanished holds the lock up only that long)
-	 * @param queued whether an earlier attempt of this owner may have queued it: one that
-	 * gets the lock then also leaves the queue (a first attempt has nothing to leave)
 	 * @param delayMillis the lock delay: how long the keys stay unavailable after a lease
 	 * that ends without a release (stored with the grant, also one handed off to this
 	 * owner), or 0
 	 */
-	record Acquire(LockId id, String owner, long leaseMillis, long maxHoldMillis, long entryMillis, long handOffMillis,
-			boolean queued, long delayMillis) {
+	record LeaseTerms(long leaseMillis, long maxHoldMillis, long handOffMillis, long delayMillis) {
+	}
+
+	/**
+	 * One acquire attempt.
+	 *
+	 * @param id the lock
+	 * @param owner the owner token
+	 * @param terms the lease, max-hold cap, hand-off lease and lock delay of the keys
+	 * @param entryMillis for a caller that waits when the lock is held: how long its mark
+	 * on the held keys (so that their release notifies) and, where the store
+	 * {@link #handsOff() hands off}, the queue entry of a one-key lock's owner live
+	 * unless it asks again first; 0 for a caller that does not wait
+	 * @param queued whether an earlier attempt of this owner may have queued it: one that
+	 * gets the lock then also leaves the queue (a first attempt has nothing to leave)
+	 */
+	record Acquire(LockId id, String owner, LeaseTerms terms, long entryMillis, boolean queued) {
 
 		/** One attempt of a caller that does not wait, without a lock delay. */
 		public static Acquire once(LockId id, String owner, long leaseMillis, long maxHoldMillis) {
-			return new Acquire(id, owner, leaseMillis, maxHoldMillis, 0, leaseMillis, false, 0);
+			return new Acquire(id, owner, new LeaseTerms(leaseMillis, maxHoldMillis, leaseMillis, 0), 0, false);
 		}
 
 		/** Whether the caller waits when the lock is held (marks or queues). */
 		public boolean waits() {
 			return this.entryMillis > 0;
+		}
+
+		/** The lease of the keys ({@link LeaseTerms#leaseMillis}). */
+		public long leaseMillis() {
+			return this.terms.leaseMillis();
+		}
+
+		/** The max-hold cap from now, or 0 ({@link LeaseTerms#maxHoldMillis}). */
+		public long maxHoldMillis() {
+			return this.terms.maxHoldMillis();
+		}
+
+		/** The lease of a hand-off to the owner ({@link LeaseTerms#handOffMillis}). */
+		public long handOffMillis() {
+			return this.terms.handOffMillis();
+		}
+
+		/** The lock delay, or 0 ({@link LeaseTerms#delayMillis}). */
+		public long delayMillis() {
+			return this.terms.delayMillis();
 		}
 
 	}

@@ -1,7 +1,5 @@
 package io.lockstep.internal.engine;
 
-import io.lockstep.internal.engine.AcquisitionProtocol.HandedOff;
-
 /**
  * What an {@link Acquisition} knows of its owner token's place in the storage's queue and
  * of the hand-offs to it: whether a reply left it queued, from which attempt (a hand-off
@@ -21,13 +19,19 @@ final class QueuedOwner {
 	private long queuedCounter = -1;
 
 	/** A hand-off that came while an attempt was on its way. */
-	private HandedOff pending;
+	private HandOff pending;
 
 	/** What a pending hand-off counts from when the attempt's reply does not tell. */
 	private long pendingAnchor;
 
+	/**
+	 * A hand-off to the owner token: the lock's fencing token and the lease it grants.
+	 */
+	record HandOff(long fencingToken, long leaseMillis) {
+	}
+
 	/** A pending hand-off to take, and what it counts from. */
-	record Take(HandedOff handOff, long anchor) {
+	record Take(HandOff handOff, long anchor) {
 	}
 
 	boolean queued() {
@@ -60,7 +64,7 @@ final class QueuedOwner {
 	 * @param sentNanos when the replied attempt was sent
 	 */
 	Take settle(long fencingCounter, long sentNanos) {
-		HandedOff handOff = this.pending;
+		HandOff handOff = this.pending;
 		this.pending = null;
 		if (handOff == null) {
 			return null;
@@ -77,7 +81,7 @@ final class QueuedOwner {
 	 * counted from before that attempt (the grant may precede it).
 	 * @param queuing whether the attempt on its way queues the owner
 	 */
-	void arrivedWhileAsking(HandedOff handOff, boolean queuing, long sentNanos) {
+	void arrivedWhileAsking(HandOff handOff, boolean queuing, long sentNanos) {
 		if (this.queued || queuing) {
 			this.pending = handOff;
 			this.pendingAnchor = this.queued ? this.queuedSent : sentNanos;
@@ -85,7 +89,7 @@ final class QueuedOwner {
 	}
 
 	/** Whether a hand-off that came while waiting is for the current queue entry. */
-	boolean current(HandedOff handOff) {
+	boolean current(HandOff handOff) {
 		return this.queued && handOff.fencingToken() >= this.queuedCounter;
 	}
 

@@ -180,8 +180,8 @@ public final class ReactiveLocks implements ReactiveLockTemplate {
 	private Mono<LeaseHandle> acquire(LockId id, long waitNanos, boolean skips) {
 		return Mono.create((sink) -> {
 			long start = System.nanoTime();
-			CompletableFuture<LeaseHandle> acquisition = this.engine.acquireAsync(id, this.settings.lockName(),
-					waitNanos, this.settings.holdTerms(), skips);
+			CompletableFuture<LeaseHandle> acquisition = this.engine
+				.acquireAsync(this.settings.request(id, waitNanos, skips));
 			sink.onCancel(() -> {
 				if (!acquisition.cancel(false)) {
 					// granted just before the cancel: the subscriber will not release it

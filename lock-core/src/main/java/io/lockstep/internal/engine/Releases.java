@@ -41,14 +41,17 @@ final class Releases {
 
 	private final Extensions extensions;
 
-	Releases(LockStore store, LocalQueues waiters, LeaseEvents events, LockObservations observations, String keyPrefix,
+	/**
+	 * @param options the engine's options (its key prefix and observations)
+	 */
+	Releases(LockStore store, LocalQueues waiters, LeaseEvents events, EngineOptions options,
 			Supplier<AsyncThreads> threads, Watchdog watchdog) {
 		this.store = store;
 		this.extensions = new Extensions(store, watchdog);
 		this.waiters = waiters;
 		this.events = events;
-		this.observations = observations;
-		this.keyPrefix = keyPrefix;
+		this.observations = options.observations();
+		this.keyPrefix = options.keyPrefix();
 		this.threads = threads;
 	}
 

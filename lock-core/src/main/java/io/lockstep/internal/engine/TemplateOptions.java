@@ -174,8 +174,11 @@ public final class TemplateOptions {
 
 	/** An engine over the storage with this builder's settings. */
 	public LockEngine engine(Storage storage) {
-		return new LockEngine(storage, this.keyPrefix, this.maxHoldTime, this.listeners, this.interruptOnLeaseLost,
-				this.observationRegistry, this.observationConvention, this.virtualThreads);
+		return new LockEngine(storage,
+				new EngineOptions(this.keyPrefix, this.maxHoldTime,
+						new EngineOptions.OnLoss(List.copyOf(this.listeners), this.interruptOnLeaseLost),
+						new LockObservations(this.observationRegistry, this.observationConvention), this.virtualThreads,
+						WaitPolicy.DEFAULTS));
 	}
 
 	/**
@@ -191,8 +194,9 @@ public final class TemplateOptions {
 						+ ") must not be longer than the max-hold-time (" + this.maxHoldTime + ")");
 			}
 		});
-		return new LockSettings(this.keyPrefix, null, null, this.waitTime, this.leaseTime, false, Duration.ZERO,
-				Map.copyOf(this.overrides), Sharing.EXCLUSIVE, this.lockDelay);
+		return new LockSettings(this.keyPrefix, null, null,
+				new LockSettings.Timing(this.waitTime, this.leaseTime, false, Duration.ZERO, this.lockDelay),
+				Map.copyOf(this.overrides), Sharing.EXCLUSIVE);
 	}
 
 }

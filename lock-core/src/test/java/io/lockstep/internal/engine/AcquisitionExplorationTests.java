@@ -39,7 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>every ending, once the connection has run what was sent (at the end of each
  * schedule, after any drop), leaves no queue entry and no key under any of the caller's
  * old tokens;</li>
- * <li>no wait ends after the caller's deadline.</li>
+ * <li>no wait ends after the caller's deadline;</li>
+ * <li>every answer holds one action at most (what the driver does next), never
+ * {@code null}.</li>
  * </ul>
  */
 class AcquisitionExplorationTests {
@@ -238,13 +240,14 @@ class AcquisitionExplorationTests {
 			this.scenario = scenario;
 			this.machine = new Acquisition(
 					new Acquisition.Terms(LockId.of("k"), ms(WAIT_MILLIS), scenario.grantedMillis(),
-							(scenario.maxHoldMillis > 0) ? ms(scenario.maxHoldMillis) : Long.MAX_VALUE, true,
-							() -> true, (lease) -> lease / 100 + 2_000_000L, () -> {
-								String token = "t" + (this.tokens.size() + 1);
-								this.tokens.add(token);
-								return token;
-							}, (max) -> max));
-			apply(this.machine.start(0, scenario.firstCaller, scenario.hearsHandOffs));
+							(scenario.maxHoldMillis > 0) ? ms(scenario.maxHoldMillis) : Long.MAX_VALUE, true),
+					new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L, () -> {
+						String token = "t" + (this.tokens.size() + 1);
+						this.tokens.add(token);
+						return token;
+					}, (max) -> max), WaitPolicy.DEFAULTS);
+			apply(this.machine.start(0,
+					new Acquisition.Gate((key) -> scenario.firstCaller, (key) -> scenario.hearsHandOffs)));
 		}
 
 		/** The choices open now, by name; {@link #choose} takes one by index. */
@@ -408,16 +411,22 @@ class AcquisitionExplorationTests {
 			apply(this.machine.on(event, ms(this.now)));
 		}
 
-		private void apply(Acquisition.Step step) {
-			if (step.undo() != null) {
-				if (this.taken != null && step.undo().owner().equals(this.taken)) {
-					violation("undo of a lease taken", step.undo().toString());
-				}
-				this.connection.add(new Command(false, step.undo().owner(), 0, step.undo().leave(), this.now,
-						TimeUnit.NANOSECONDS.toMillis(step.undo().untilNanos())));
+		private void apply(List<Acquisition.Effect> effects) {
+			if (effects.stream().filter(Acquisition.Effect::isAction).count() > 1) {
+				violation("an answer with more than one action", effects.toString());
 			}
-			Acquisition.Action action = step.action();
-			if (action instanceof Acquisition.Send send) {
+			effects.forEach(this::apply);
+		}
+
+		private void apply(Acquisition.Effect action) {
+			if (action instanceof Acquisition.Undo undo) {
+				if (this.taken != null && undo.owner().equals(this.taken)) {
+					violation("undo of a lease taken", undo.toString());
+				}
+				this.connection.add(new Command(false, undo.owner(), 0, undo.leave(), this.now,
+						TimeUnit.NANOSECONDS.toMillis(undo.untilNanos())));
+			}
+			else if (action instanceof Acquisition.Send send) {
 				this.connection.add(new Command(true, send.owner(), send.entryMillis(), false, this.now, 0));
 				this.outstanding = true;
 				this.waiting = null;

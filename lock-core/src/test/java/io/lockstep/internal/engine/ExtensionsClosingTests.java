@@ -69,9 +69,12 @@ class ExtensionsClosingTests {
 		Watchdog watchdog = new Watchdog(store, new ArrayList<>());
 		Extensions extensions = new Extensions(store, watchdog);
 		long now = System.nanoTime();
-		Lease lease = new Lease(LockId.of("k"), new long[] { 1 }, "owner", "k", TimeUnit.SECONDS.toNanos(30), false, 0,
-				now, TimeUnit.SECONDS.toNanos(30), Long.MAX_VALUE, Observation.NOOP, (l, from, to, reason) -> {
-				}, (nanos) -> 0);
+		LockRequest request = new LockRequest(LockId.of("k"), "k", 0,
+				new HoldTerms(TimeUnit.SECONDS.toNanos(30), false, 0, 0), false);
+		Acquisition.Grant grant = new Acquisition.Grant("owner", new long[] { 1 }, now, TimeUnit.SECONDS.toNanos(30),
+				Long.MAX_VALUE);
+		Lease lease = new Lease(request, grant, Observation.NOOP, (l, from, to, reason) -> {
+		}, (nanos) -> 0);
 		CompletableFuture<Object> caller = new CompletableFuture<>();
 		Thread thread = new Thread(() -> {
 			try {

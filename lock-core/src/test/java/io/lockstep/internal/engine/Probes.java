@@ -20,4 +20,12 @@ public final class Probes {
 		return locks.engine();
 	}
 
+	/**
+	 * The longest lease a hand-off grants a waiter whose lease is renewed, in ms, as
+	 * every template's engine (and a worker JVM's) runs it: the default timings.
+	 */
+	public static long handOffGrantMillis() {
+		return WaitPolicy.DEFAULTS.handOffGrant().toMillis();
+	}
+
 }

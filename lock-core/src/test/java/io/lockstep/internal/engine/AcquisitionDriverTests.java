@@ -23,15 +23,18 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Review reproducers for the two drivers, over a fake hand-off backend (pure logic: the
- * storage's replies are scripted per attempt).
+ * The two drivers of an {@link Acquisition} ({@link BlockingAcquirer},
+ * {@link AsyncAcquirer}) and the run they share: the asking gate across a cancel, a
+ * confirming attempt, an observation handler's failure, a failed re-check, an Error on a
+ * worker. Over a fake hand-off backend (pure logic: the storage's replies are scripted
+ * per attempt).
  */
-class AcquirerDriversReviewTests {
+class AcquisitionDriverTests {
 
 	private final FakeBackend backend = new FakeBackend();
 
-	private final LockEngine engine = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(),
-			false, null, null, false);
+	private final LockEngine engine = new LockEngine(new Storage(this.backend, this.backend),
+			EngineOptions.defaults("p:"));
 
 	@AfterEach
 	void close() {
@@ -39,24 +42,22 @@ class AcquirerDriversReviewTests {
 	}
 
 	/**
-	 * A reactive acquisition cancelled while its first attempt is on its way never ends
-	 * the key's asking gate: every later caller of the key, even uncontended, registers
-	 * as a local waiter before it may ask.
+	 * A reactive acquisition cancelled while its first attempt is on its way ends the
+	 * key's asking gate: a later uncontended caller asks at once, without registering as
+	 * a local waiter.
 	 */
 	@Test
 	void aReactiveAcquisitionCancelledDuringItsFirstAttemptLeavesLaterUncontendedCallersWithoutRegistration()
 			throws Exception {
 		CompletableFuture<LockStore.Attempt> never = new CompletableFuture<>();
 		this.backend.asyncReplies.add(never);
-		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(LockId.of("k"), "job", ms(5000),
-				new HoldTerms(ms(30_000), false, 0, 0), false);
+		CompletableFuture<LeaseHandle> first = this.engine.acquireAsync(request("k", 5000, false, false));
 		assertThat(this.backend.attempts.get()).isEqualTo(1);
 		first.cancel(false);
 		assertThat(this.backend.leaves).as("the cancel left the queue").hasSize(1);
 
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
-		LeaseHandle second = this.engine.acquire(LockId.of("k"), "job", ms(5000),
-				new HoldTerms(ms(30_000), false, 0, 0), true);
+		LeaseHandle second = this.engine.acquire(request("k", 5000, false, false));
 		second.close();
 		assertThat(this.backend.preparedListening.get())
 			.as("registrations of an uncontended caller after the cancelled one (gate still taken: %s)",
@@ -68,8 +69,8 @@ class AcquirerDriversReviewTests {
 	 * The first caller queues with its first attempt (slow: 160 ms of a 300 ms lease);
 	 * the hand-off comes before its reply, so it is claimed at registration with less
 	 * than half its lease left, and the machine answers "confirm by one more attempt".
-	 * BlockingAcquirer.inOrder keeps only the Registered answer's action (none) and waits
-	 * on a null Wait.
+	 * The Registered answer after it is empty: the driver keeps the Send and acquires by
+	 * one more attempt.
 	 */
 	@Test
 	void aBlockingCallerWhoseEarlyHandOffNeedsConfirmingAcquiresByOneMoreAttempt() {
@@ -80,8 +81,7 @@ class AcquirerDriversReviewTests {
 		});
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 7 }, 250));
 		assertThatCode(() -> {
-			try (LeaseHandle handle = this.engine.acquire(LockId.of("p:k"), "job", ms(5000),
-					new HoldTerms(ms(300), false, 0, 0), true)) {
+			try (LeaseHandle handle = this.engine.acquire(request("p:k", 5000, 300, false, false))) {
 				assertThat(handle.fencingToken()).isEqualTo(7);
 			}
 		}).doesNotThrowAnyException();
@@ -90,9 +90,9 @@ class AcquirerDriversReviewTests {
 
 	/**
 	 * An observation handler that throws when the acquire observation stops (user code)
-	 * once escaped after the grant became a lease: the caller got the exception, and the
-	 * lease stayed registered (renewed by the watchdog) with no handle to release it. Now
-	 * the failure is logged and the caller gets its handle.
+	 * must not escape after the grant became a lease (the lease would stay registered,
+	 * renewed by the watchdog, with no handle to release it): the failure is logged and
+	 * the caller gets its handle.
 	 */
 	@Test
 	void anObservationHandlerThatThrowsAtTheAcquiresStopLeavesNoLeaseBehind() {
@@ -113,13 +113,12 @@ class AcquirerDriversReviewTests {
 			}
 
 		});
-		try (LockEngine observed = new LockEngine(new Storage(this.backend, this.backend), "p:", null, List.of(), false,
-				registry, null, false)) {
+		try (LockEngine observed = new LockEngine(new Storage(this.backend, this.backend),
+				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)))) {
 			this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 			// the handler's failure is logged: the caller gets its handle, and closing it
 			// leaves nothing registered
-			LeaseHandle handle = observed.acquire(LockId.of("k"), "job", ms(5000),
-					new HoldTerms(ms(30_000), true, 0, 0), true);
+			LeaseHandle handle = observed.acquire(request("k", 5000, true, false));
 			assertThat(handle.isHeld()).isTrue();
 			handle.close();
 			assertThat(observed.registered()).as("leases left registered (held, renewed, no handle)").isZero();
@@ -139,8 +138,7 @@ class AcquirerDriversReviewTests {
 			throw refused;
 		});
 		long start = System.nanoTime();
-		assertThatThrownBy(() -> this.engine.acquire(LockId.of("k"), "job", ms(30_000),
-				new HoldTerms(ms(30_000), false, 0, 0), true))
+		assertThatThrownBy(() -> this.engine.acquire(request("k", 30_000, false, false)))
 			.isExactlyInstanceOf(LockException.class)
 			.hasMessage("Could not acquire lock 'k': Redis failed to acquire 'k': NOPERM")
 			.hasCause(refused);
@@ -157,8 +155,7 @@ class AcquirerDriversReviewTests {
 	void aReactiveAcquisitionWhoseAttemptFailsEndsAtOnceAfterOneAttempt() {
 		LockException timedOut = new LockException("Redis did not answer within 1s to acquire 'k'");
 		this.backend.asyncReplies.add(CompletableFuture.failedFuture(timedOut));
-		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(30_000),
-				new HoldTerms(ms(30_000), false, 0, 0), false);
+		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(request("k", 30_000, false, false));
 		assertThatThrownBy(() -> acquiring.get(5, TimeUnit.SECONDS)).as("ended within 5 s, the wait being 30 s")
 			.isInstanceOf(ExecutionException.class)
 			.cause()
@@ -171,43 +168,58 @@ class AcquirerDriversReviewTests {
 
 	/**
 	 * An Error on a worker's drain (here from the backend's attempt; equally from user
-	 * code such as an observation handler) escapes drain() without decrementing the
-	 * pending count: no event is ever fed again, the caller's future never completes and
-	 * the waiter stays registered.
+	 * code such as an observation handler) aborts the acquisition: the caller's future
+	 * completes and the waiter leaves its local queue.
 	 */
 	@Test
 	void anErrorWhileAWorkerFeedsAnEventStillEndsTheReactiveAcquisition() throws Exception {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
-		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(LockId.of("k"), "job", ms(3000),
-				new HoldTerms(ms(30_000), false, 0, 0), false);
+		CompletableFuture<LeaseHandle> acquiring = this.engine.acquireAsync(request("k", 3000, false, false));
 		assertThatThrownBy(() -> acquiring.get(6, TimeUnit.SECONDS)).as("ended within 6 s, the wait being 3 s")
 			.isInstanceOf(ExecutionException.class);
 		assertThat(this.engine.waitersOf("k")).as("local waiters left").isZero();
 	}
 
 	/**
-	 * What the stuck acquisition above costs the key: it stays the local head of the
-	 * hand-off waiters and never asks again, so a later blocking caller registers behind
-	 * it, is never promoted, and asks only when its whole wait has run out, although the
-	 * storage would grant at once.
+	 * After such an Error the key is not held up: the aborted acquisition does not stay
+	 * the local head of the hand-off waiters, so a later blocking caller is granted at
+	 * once, not only when its whole wait has run out.
 	 */
 	@Test
 	void afterAnErrorOnAWorkerTheKeyIsStillAcquirable() throws Exception {
 		this.backend.asyncReplies.add(CompletableFuture.completedFuture(LockStore.Attempt.held(50, 0, 5)));
 		this.backend.asyncFailure = new AssertionError("attempt blew up");
-		this.engine.acquireAsync(LockId.of("k"), "job", ms(3000), new HoldTerms(ms(30_000), false, 0, 0), false);
+		this.engine.acquireAsync(request("k", 3000, false, false));
 		assertThat(this.backend.failedAttempt.await(5, TimeUnit.SECONDS)).as("its second attempt threw").isTrue();
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 9 }));
 		long start = System.nanoTime();
-		try (LeaseHandle handle = this.engine.acquire(LockId.of("k"), "job", ms(4000),
-				new HoldTerms(ms(30_000), false, 0, 0), true)) {
+		try (LeaseHandle handle = this.engine.acquire(request("k", 4000, false, false))) {
 			assertThat(handle.fencingToken()).isEqualTo(9);
 		}
 		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
 			.as("ms to acquire a key the storage grants at once (the wait is 4,000 ms)")
 			.isLessThan(2000);
+	}
+
+	/**
+	 * The first caller took the key's asking gate, then asking whether its client hears
+	 * hand-offs failed: the acquisition ends with that failure, and the gate with it, so
+	 * that the key's next uncontended caller asks at once instead of registering first.
+	 */
+	@Test
+	void aFailureAfterTheGateWasTakenEndsTheGate() {
+		this.backend.hearsFailure = new IllegalStateException("channel broke");
+		assertThatThrownBy(() -> this.engine.acquire(request("k", 5000, false, false)))
+			.isInstanceOf(IllegalStateException.class)
+			.hasMessage("channel broke");
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
+		this.engine.acquire(request("k", 5000, false, false)).close();
+		assertThat(this.backend.preparedListening.get())
+			.as("registrations of the next uncontended caller (gate still taken: %s)",
+					!this.engine.waiters().beginAsking("k"))
+			.isZero();
 	}
 
 	private static void sleep(long millis) {
@@ -217,6 +229,16 @@ class AcquirerDriversReviewTests {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
+	}
+
+	/** A request of lock "job" with a 30 s lease. */
+	private static LockRequest request(String key, long waitMillis, boolean renewed, boolean skips) {
+		return request(key, waitMillis, 30_000, renewed, skips);
+	}
+
+	private static LockRequest request(String key, long waitMillis, long leaseMillis, boolean renewed, boolean skips) {
+		return new LockRequest(LockId.of(key), "job", ms(waitMillis), new HoldTerms(ms(leaseMillis), renewed, 0, 0),
+				skips);
 	}
 
 	private static long ms(long millis) {
@@ -239,6 +261,8 @@ class AcquirerDriversReviewTests {
 		volatile String lastOwner;
 
 		volatile Error asyncFailure;
+
+		volatile RuntimeException hearsFailure;
 
 		final CountDownLatch failedAttempt = new CountDownLatch(1);
 
@@ -274,6 +298,11 @@ class AcquirerDriversReviewTests {
 
 		@Override
 		public boolean hearsHandOffs(String key) {
+			RuntimeException failure = this.hearsFailure;
+			if (failure != null) {
+				this.hearsFailure = null;
+				throw failure;
+			}
 			return true;
 		}
 

@@ -1,0 +1,323 @@
+package io.lockstep.internal.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import io.lockstep.LockException;
+import io.lockstep.observation.LockObservationContext;
+import io.micrometer.observation.Observation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One run of an {@link Acquisition}, whichever driver runs it: it feeds the machine and
+ * does the effects every driver does alike (ends the key's asking gate, sends the undo,
+ * re-arms the local waiter), sends the attempts and joins the local queues the driver
+ * asks for, hands the local queue's news ({@link LocalQueues.Listener}) to the driver's
+ * inbox, and ends the acquisition: the lease and the handle of a grant (the one place
+ * that makes them), and the observation. {@link BlockingAcquirer} and
+ * {@link AsyncAcquirer} each own one; only the driver's one thread at a time touches it,
+ * except the inbox and a cancel. Over 300 lines for a reason: it is the drivers' whole
+ * shared half, which they compose instead of extending a base class.
+ */
+final class AcquisitionRun implements LocalQueues.Listener {
+
+	private static final Logger logger = LoggerFactory.getLogger(AcquisitionRun.class);
+
+	private static final Acquisition.Released RELEASED = new Acquisition.Released();
+
+	private static final Acquisition.Promoted PROMOTED = new Acquisition.Promoted();
+
+	private final AcquireContext context;
+
+	private final LockRequest request;
+
+	/** The request for the keys it acquires: those the call does not hold already. */
+	private final LockRequest acquiring;
+
+	private final LockId id;
+
+	/** The leases of the request's other keys, held by the call already. */
+	private final List<Lease> held;
+
+	/** Where the local queue's news go: the driver's inbox. */
+	private final Consumer<Acquisition.Event> inbox;
+
+	/** What every attempt asks the keys to be held on. */
+	private final LockStore.LeaseTerms terms;
+
+	private final Acquisition machine;
+
+	private Observation observation;
+
+	/**
+	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
+	 * thread, read by a cancel.
+	 */
+	private volatile LocalQueues.Waiter waiter;
+
+	/**
+	 * @param held the leases of the request's keys the call holds already (they join the
+	 * handle; the other keys are acquired)
+	 * @param inbox where the local queue's news go (the driver's inbox; called under the
+	 * waiters' monitor, possibly on the storage client's I/O thread)
+	 */
+	AcquisitionRun(AcquireContext context, LockRequest request, List<Lease> held, Consumer<Acquisition.Event> inbox) {
+		this.context = context;
+		this.request = request;
+		this.held = List.copyOf(held);
+		this.acquiring = request.withKeys(missing(request.id(), held));
+		this.id = this.acquiring.id();
+		this.inbox = inbox;
+		this.terms = leaseTerms(context, request.hold());
+		LockStore store = context.store();
+		this.machine = new Acquisition(
+				new Acquisition.Terms(this.id, request.waitNanos(), this.terms.leaseMillis(), context.maxHoldNanos(),
+						this.id.size() == 1 && store.handsOff()),
+				new Acquisition.Inputs(context.wakeUps()::notifies, store::driftNanos, OwnerTokens::next,
+						AcquisitionRun::jitter),
+				context.waits());
+	}
+
+	/**
+	 * The lease (capped by max-hold), the cap, the hand-off lease (a renewed lease is
+	 * handed off short, see {@link WaitPolicy#handOffGrant}; a fixed one whole) and the
+	 * lock delay.
+	 */
+	private static LockStore.LeaseTerms leaseTerms(AcquireContext context, HoldTerms hold) {
+		long maxHoldNanos = context.maxHoldNanos();
+		long grantedMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(hold.leaseNanos(), maxHoldNanos)));
+		long maxHoldMillis = (maxHoldNanos != Long.MAX_VALUE) ? TimeUnit.NANOSECONDS.toMillis(maxHoldNanos) : 0;
+		long handOffMillis = hold.renewed() ? Math.min(grantedMillis, context.waits().handOffGrant().toMillis())
+				: grantedMillis;
+		return new LockStore.LeaseTerms(grantedMillis, maxHoldMillis, handOffMillis, hold.delayMillis());
+	}
+
+	private static List<String> missing(LockId id, List<Lease> held) {
+		List<String> missing = new ArrayList<>(id.keys());
+		held.forEach((lease) -> missing.removeAll(lease.id().keys()));
+		return missing;
+	}
+
+	LockId id() {
+		return this.id;
+	}
+
+	/**
+	 * Starts the observation and the machine (it asks the key's asking gate itself).
+	 * @return the first action
+	 */
+	Optional<Acquisition.Effect> start() {
+		this.observation = this.context.observations().startAcquire(this.id.display(), this.request.lockName());
+		Acquisition.Gate gate = new Acquisition.Gate(this.context.waiters()::beginAsking,
+				this.context.wakeUps()::hearsHandOffs);
+		return apply(this.machine.start(System.nanoTime(), gate));
+	}
+
+	/**
+	 * Feeds one event to the machine and does the side effects of its answer.
+	 * @return the action it answered with, if any (else the driver goes on as before)
+	 */
+	Optional<Acquisition.Effect> feed(Acquisition.Event event) {
+		return apply(this.machine.on(event, System.nanoTime()));
+	}
+
+	boolean ended() {
+		return this.machine.phase().isEnded();
+	}
+
+	/**
+	 * Does the effects that every driver does alike, at once and in order.
+	 * @return the action among them (an answer has one at most)
+	 */
+	private Optional<Acquisition.Effect> apply(List<Acquisition.Effect> effects) {
+		Acquisition.Effect action = null;
+		for (Acquisition.Effect effect : effects) {
+			if (effect.isAction()) {
+				action = effect;
+			}
+			if (effect instanceof Acquisition.EndGate gate) {
+				this.context.waiters().endAsking(gate.key());
+			}
+			else if (effect instanceof Acquisition.Undo undo) {
+				// sent without waiting, after the command it undoes, and again until it
+				// lands or what it gives back has expired (a lease and its lock delay)
+				this.context.releases()
+					.land(undo.leave() ? LockStore.Release.leave(this.id, undo.owner())
+							: LockStore.Release.undo(this.id, undo.owner()),
+							undo.untilNanos() + TimeUnit.MILLISECONDS.toNanos(this.request.hold().delayMillis()));
+			}
+			else if (effect instanceof Acquisition.Send send && send.rearm() && this.waiter != null) {
+				this.waiter.rearm();
+			}
+		}
+		return Optional.ofNullable(action);
+	}
+
+	/** Sends the attempt and waits for its reply (bounded by the command timeout). */
+	Acquisition.Event attempt(Acquisition.Send send) {
+		try {
+			return replied(this.context.store().acquire(attemptOf(send)));
+		}
+		catch (LockException ex) {
+			return new Acquisition.AttemptFailed(ex);
+		}
+	}
+
+	/** Sends the attempt; its reply (or failure) as an event. */
+	CompletableFuture<Acquisition.Event> attemptAsync(Acquisition.Send send, Executor blocking) {
+		CompletableFuture<LockStore.Attempt> reply;
+		try {
+			reply = this.context.store().acquireAsync(attemptOf(send), blocking);
+		}
+		catch (RuntimeException ex) {
+			reply = CompletableFuture.failedFuture(ex);
+		}
+		return reply.handle((attempt, failure) -> (failure == null) ? replied(attempt)
+				: new Acquisition.AttemptFailed(asLockException(failure)));
+	}
+
+	private LockStore.Acquire attemptOf(Acquisition.Send send) {
+		return new LockStore.Acquire(this.id, send.owner(), this.terms, send.entryMillis(), send.queued());
+	}
+
+	private static Acquisition.Event replied(LockStore.Attempt attempt) {
+		return attempt.acquired() ? new Acquisition.Granted(attempt.fencingTokens(), attempt.grantedMillis())
+				: new Acquisition.Held(attempt.holderTtlMillis(), attempt.blockingIndex(), attempt.fencingCounter());
+	}
+
+	/** Joins the key's local queue, leaving the one it is in (blocks for the channel). */
+	Acquisition.Registered register(Acquisition.Register register) {
+		unregister(false);
+		LocalQueues.Waiter registered = this.context.waiters()
+			.register(register.key(), register.owner(), register.handOff(), this);
+		this.waiter = registered;
+		return new Acquisition.Registered(this.context.waiters().isHead(registered));
+	}
+
+	/**
+	 * Joins the key's local queue, leaving the one it is in; readying the channel may
+	 * block. The answer reaches the inbox once the channel is ready, refused, or not
+	 * ready within the command timeout.
+	 */
+	void registerAsync(Acquisition.Register register) {
+		unregister(false);
+		LocalQueues.Registration registration = this.context.waiters()
+			.registerAsync(register.key(), register.owner(), register.handOff(), this);
+		LocalQueues.Waiter registered = registration.waiter();
+		this.waiter = registered;
+		CompletableFuture<?> listening = registration.listening();
+		// a copy: the subscription's own future is shared with other waiters
+		listening.copy()
+			.orTimeout(this.context.store().commandTimeout().toNanos(), TimeUnit.NANOSECONDS)
+			.whenComplete((subscribed, failure) -> {
+				if (failure != null && listening.isDone()) {
+					// records a refusal (then waiters poll); the future is done: no wait
+					this.context.wakeUps().await(listening);
+				}
+				this.inbox.accept(new Acquisition.Registered(this.context.waiters().isHead(registered)));
+			});
+	}
+
+	/** Stops waiting in the local queue now (a cancel); the drainer aborts it later. */
+	void leaveQueueNow() {
+		LocalQueues.Waiter current = this.waiter;
+		if (current != null) {
+			this.context.waiters().unregister(current, false);
+		}
+	}
+
+	private void unregister(boolean acquired) {
+		if (this.waiter != null) {
+			this.context.waiters().unregister(this.waiter, acquired);
+			this.waiter = null;
+		}
+	}
+
+	/**
+	 * Ends the acquisition: leaves the local queue; for a grant, creates the lease and
+	 * the handle (of the leases held already and the new one); stops the observation.
+	 * @param onThisThread whether the guarded call runs on the current thread (see
+	 * {@link LeaseHandle})
+	 * @param cancelled whether the caller cancelled it (an abort is then not an error)
+	 * @return the handle when acquired, else {@code null}
+	 */
+	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, boolean cancelled) {
+		boolean acquired = done.phase() == Acquisition.Phase.ACQUIRED;
+		unregister(acquired);
+		Lease lease = null;
+		String outcome;
+		long fencingToken = -1;
+		if (acquired) {
+			Acquisition.Grant grant = done.grant();
+			lease = this.context.leases().granted(this.acquiring, grant);
+			outcome = LockObservationContext.ACQUIRED;
+			fencingToken = grant.fencingTokens()[0];
+		}
+		else if (done.phase() == Acquisition.Phase.TIMED_OUT) {
+			outcome = this.request.skips() ? LockObservationContext.SKIPPED : LockObservationContext.TIMEOUT;
+		}
+		else {
+			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
+		}
+		try {
+			this.context.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
+		}
+		catch (RuntimeException ex) {
+			// an observation handler's failure must not strand the lease without a handle
+			logger.warn("An observation handler failed when the acquisition of '{}' ended", this.id.display(), ex);
+		}
+		if (lease == null) {
+			return null;
+		}
+		List<Lease> parts = new ArrayList<>(this.held);
+		parts.add(lease);
+		return new LeaseHandle(this.context.releases(), this.request.id(), parts, onThisThread);
+	}
+
+	static LockException asLockException(Throwable failure) {
+		Throwable cause = failure;
+		while (cause instanceof CompletionException && cause.getCause() != null) {
+			cause = cause.getCause();
+		}
+		return (cause instanceof LockException lockException) ? lockException
+				: new LockException("Acquiring the lock failed: " + cause.getMessage(), cause);
+	}
+
+	@Override
+	public void released() {
+		this.inbox.accept(RELEASED);
+	}
+
+	@Override
+	public void promoted() {
+		this.inbox.accept(PROMOTED);
+	}
+
+	@Override
+	public void handedOff(String owner, long fencingToken, long leaseMillis) {
+		this.inbox.accept(new Acquisition.HandedOff(owner, fencingToken, leaseMillis));
+	}
+
+	@Override
+	public boolean shared() {
+		return !this.id.sharing().exclusive();
+	}
+
+	@Override
+	public void closed() {
+		this.inbox.accept(new Acquisition.Aborted(new LockException("The lock client is closed")));
+	}
+
+	private static long jitter(long max) {
+		return ThreadLocalRandom.current().nextLong(max / 2, max + 1);
+	}
+
+}
