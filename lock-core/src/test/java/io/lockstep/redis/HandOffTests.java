@@ -15,6 +15,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.LockEngine;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -25,6 +26,7 @@ import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Direct hand-off: a waiter that finds a one-key lock held queues itself in Redis; the
@@ -171,13 +173,12 @@ class HandOffTests {
 		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
 			LockHandle held = holder.acquire("job");
 			CompletableFuture<LockHandle> handedOff = CompletableFuture.supplyAsync(() -> waiter.acquire("job"));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == 1)).as("waiter queued")
-				.isTrue();
+			await("waiter queued").atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
 			held.close();
 			try (LockHandle lock = handedOff.get(5, TimeUnit.SECONDS)) {
 				long granted = (Long) this.redis.call("PTTL", "lockstep:job");
 				long start = System.nanoTime();
-				boolean extended = TestLocks.eventually(Duration.ofMillis(LockEngine.HAND_OFF_GRANT_MILLIS - 1_000),
+				boolean extended = Eventually.holds(Duration.ofMillis(LockEngine.HAND_OFF_GRANT_MILLIS - 1_000),
 						() -> (Long) this.redis.call("PTTL", "lockstep:job") > LockEngine.HAND_OFF_GRANT_MILLIS);
 				long extendedAfter = (System.nanoTime() - start) / 1_000_000;
 				System.out.printf("hand-off of a 30 s watchdog lease: granted %d ms, extended past the grant %d ms "
@@ -204,7 +205,7 @@ class HandOffTests {
 		CompletableFuture<Long> acquired = locks
 			.execute("job", (lock) -> Mono.just(lock.fencingToken()).delayElement(Duration.ofMillis(50)))
 			.toFuture();
-		assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == position))
+		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength() == position))
 			.as("reactive waiter %d queued", position)
 			.isTrue();
 		return acquired;
@@ -221,15 +222,15 @@ class HandOffTests {
 			LockHandle first = locks.acquire("job");
 			CompletableFuture<Void> warmUp = CompletableFuture.runAsync(() -> locks.acquire("job").close(),
 					Executors.newSingleThreadExecutor());
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> own.call("LLEN", QUEUE).equals(1L)))
-				.as("warm-up waiter queued")
-				.isTrue();
+			await("warm-up waiter queued").atMost(Duration.ofSeconds(5))
+				.until(() -> own.call("LLEN", QUEUE).equals(1L));
 			first.close();
 			warmUp.get(5, TimeUnit.SECONDS);
 			int rounds = 50;
 			CyclicBarrier start = new CyclicBarrier(2);
 			java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
 			java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
 			long scriptsBefore = TestLocks.commandCalls(own, "evalsha");
 			List<CompletableFuture<Void>> threads = new ArrayList<>();
 			for (int t = 0; t < 2; t++) {
@@ -241,14 +242,19 @@ class HandOffTests {
 								if (inside.incrementAndGet() != 1) {
 									overlaps.incrementAndGet();
 								}
-								Thread.sleep(5); // long enough for the other thread to
-													// queue
+								// until the other thread queued behind this hold (or is
+								// done)
+								await().atMost(Duration.ofSeconds(5))
+									.until(() -> own.call("LLEN", QUEUE).equals(1L) || finished.get() > 0);
 								inside.decrementAndGet();
 							}
 						}
 					}
 					catch (Exception ex) {
 						throw new IllegalStateException(ex);
+					}
+					finally {
+						finished.incrementAndGet();
 					}
 				}, Executors.newSingleThreadExecutor()));
 			}
@@ -260,8 +266,10 @@ class HandOffTests {
 			// release
 			// instead of the hand-off message asks once more
 			long extra = scripts - 2L * 2 * rounds;
-			System.out.printf("2 threads of one client, %d acquisitions, 5 ms inside: %d scripts (%d beyond 2 per "
-					+ "acquisition), %d overlaps%n", 2 * rounds, scripts, extra, overlaps.get());
+			System.out.printf(
+					"2 threads of one client, %d acquisitions, each held until the other queued: %d scripts (%d beyond 2 per "
+							+ "acquisition), %d overlaps%n",
+					2 * rounds, scripts, extra, overlaps.get());
 			assertThat(overlaps.get()).isZero();
 			assertThat(extra).as("scripts beyond an attempt and a release per acquisition").isLessThanOrEqualTo(1);
 		}
@@ -279,14 +287,16 @@ class HandOffTests {
 		CompletableFuture<Inside> acquired = CompletableFuture.supplyAsync(() -> {
 			try (LockHandle lock = locks.acquire("job")) {
 				long at = System.nanoTime();
-				Thread.sleep(50); // holds it a little, so that the next one waits
+				// models a holder's work of 50 ms, so that the next one waits (not
+				// synchronisation: the next waiter is queued before the release)
+				Thread.sleep(50);
 				return new Inside(lock.fencingToken(), at);
 			}
 			catch (InterruptedException ex) {
 				throw new IllegalStateException(ex);
 			}
 		});
-		assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == position))
+		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength() == position))
 			.as("waiter %d queued", position)
 			.isTrue();
 		return acquired;
@@ -302,10 +312,8 @@ class HandOffTests {
 			try (LockHandle held = holder.acquire("job")) {
 				assertThatExceptionOfType(LockAcquisitionException.class)
 					.isThrownBy(() -> waiter.withWaitTime(Duration.ofMillis(300)).acquire("job"));
-				assertThat(TestLocks.eventually(Duration.ofSeconds(2),
-						() -> queueLength() == 0 && this.redis.call("HLEN", TABLE).equals(0L)))
-					.as("queue empty after the waiter gave up")
-					.isTrue();
+				await("queue empty after the waiter gave up").atMost(Duration.ofSeconds(2))
+					.until(() -> queueLength() == 0 && this.redis.call("HLEN", TABLE).equals(0L));
 			}
 			assertThat(this.redis.call("EXISTS", "lockstep:job")).as("released, not handed to the waiter that left")
 				.isEqualTo(0L);

@@ -96,9 +96,11 @@ class RedlockDoneWhenTests {
 				assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
 				// A holds through one lease with the node stopped (renewed on the other
 				// 4)
+				// models A's hold of one lease (not synchronisation)
 				Thread.sleep(lease.toMillis());
 				leave();
 				held.close();
+				// models the rest of the node's stop
 				Thread.sleep(Math.max(0, stopMillis - (System.nanoTime() - pausedAt) / 1_000_000));
 				stopped.resume();
 				long resumedAfter = (System.nanoTime() - pausedAt) / 1_000_000;

@@ -13,6 +13,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+
 /**
  * One real {@code redis-server} (or Sentinel) process on {@code 127.0.0.1}, with its own
  * temporary folder. Persistence is off ({@code save ""}, {@code appendonly no}) unless
@@ -318,21 +321,25 @@ public final class RedisNode implements AutoCloseable {
 		if (!Files.exists(stat)) {
 			return;
 		}
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-		while (System.nanoTime() < deadline) {
-			try {
-				String text = Files.readString(stat);
-				char current = text.charAt(text.lastIndexOf(')') + 2);
-				if ((current == state) == expected) {
-					return;
-				}
-			}
-			catch (IOException ex) {
-				return;
-			}
-			sleepQuietly(2);
+		try {
+			Awaitility.await()
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(2))
+				.atMost(Duration.ofSeconds(5))
+				.until(() -> {
+					try {
+						String text = Files.readString(stat);
+						return (text.charAt(text.lastIndexOf(')') + 2) == state) == expected;
+					}
+					catch (IOException ex) {
+						// the process is gone
+						return true;
+					}
+				});
 		}
-		throw new IllegalStateException(this + " did not " + (expected ? "stop" : "continue") + " within 5s");
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException(this + " did not " + (expected ? "stop" : "continue") + " within 5s", ex);
+		}
 	}
 
 	static void sleepQuietly(long millis) {
