@@ -2,7 +2,6 @@ package io.lockstep.test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import org.awaitility.Awaitility;
@@ -239,29 +239,32 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	private void awaitReady(Process started) {
-		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-		Exception last = null;
-		while (System.nanoTime() < deadline) {
-			if (!started.isAlive()) {
-				RedisProcesses.forget(started);
-				throw new IllegalStateException(
-						this + " exited with " + started.exitValue() + " at start-up:\n" + logTail());
-			}
-			try {
-				if ("PONG".equals(Resp.call(host(), this.port, Duration.ofMillis(500), "PING"))) {
-					return;
-				}
-			}
-			catch (ConnectException ex) {
-				last = ex;
-			}
-			catch (IOException | RedisReplyException ex) {
-				last = ex;
-			}
-			sleepQuietly(20);
+		AtomicReference<Exception> last = new AtomicReference<>();
+		try {
+			Awaitility.await()
+				.atMost(START_TIMEOUT)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(20))
+				.pollInSameThread()
+				.until(() -> {
+					if (!started.isAlive()) {
+						RedisProcesses.forget(started);
+						throw new IllegalStateException(
+								this + " exited with " + started.exitValue() + " at start-up:\n" + logTail());
+					}
+					try {
+						return "PONG".equals(Resp.call(host(), this.port, Duration.ofMillis(500), "PING"));
+					}
+					catch (IOException | RedisReplyException ex) {
+						last.set(ex);
+						return false;
+					}
+				});
 		}
-		throw new IllegalStateException(
-				this + " did not answer PING within " + START_TIMEOUT + " (last: " + last + "):\n" + logTail());
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("%s did not answer PING within %s (last: %s):%n%s".formatted(this,
+					START_TIMEOUT, last.get(), logTail()));
+		}
 	}
 
 	String logTail() {
@@ -339,16 +342,6 @@ public final class RedisNode implements AutoCloseable {
 		}
 		catch (ConditionTimeoutException ex) {
 			throw new IllegalStateException(this + " did not " + (expected ? "stop" : "continue") + " within 5s", ex);
-		}
-	}
-
-	static void sleepQuietly(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted", ex);
 		}
 	}
 
