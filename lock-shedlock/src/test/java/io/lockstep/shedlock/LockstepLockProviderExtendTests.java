@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisClient;
@@ -169,24 +169,30 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
 		try {
 			LockProvider keepAlive = ShortKeepAlive.of(this.provider, executor, Duration.ofMillis(100));
-			long start = System.nanoTime();
-			SimpleLock lock = keepAlive.lock(config(this.name, Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
-			int checks = 0;
-			int refused = 0;
-			// the job runs 1.5 s, five times its lockAtMostFor; the other instance tries
-			// meanwhile
-			while (millisSince(start) < 1500) {
-				if (this.other.lock(config(this.name)).isEmpty()) {
-					refused++;
-				}
-				checks++;
-				TimeUnit.MILLISECONDS.sleep(50); // paces the attempts; nothing waits on
-													// it
-			}
+			// lockAtMostFor 1 s: KeepAliveLockProvider extends it every 500 ms, a margin
+			// for a loaded machine
+			SimpleLock lock = keepAlive.lock(config(this.name, Duration.ofSeconds(1), Duration.ZERO)).orElseThrow();
+			AtomicInteger checks = new AtomicInteger();
+			AtomicInteger refused = new AtomicInteger();
+			// the job runs 3 s, three times its lockAtMostFor; the other instance tries
+			// every 50 ms meanwhile
+			await().during(Duration.ofSeconds(3))
+				.atMost(Duration.ofSeconds(10))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(50))
+				.until(() -> {
+					if (this.other.lock(config(this.name)).isEmpty()) {
+						refused.incrementAndGet();
+					}
+					checks.incrementAndGet();
+					return true;
+				});
 			lock.unlock();
-			System.out.printf("KeepAliveLockProvider, lockAtMostFor 300ms, job of 1.5s: %d of %d attempts of another "
-					+ "instance refused, leases lost %d%n", refused, checks, this.locks.leasesLost());
-			assertThat(refused).isEqualTo(checks).isPositive();
+			System.out.printf(
+					"KeepAliveLockProvider, lockAtMostFor 1s, job of 3s: %d of %d attempts of another "
+							+ "instance refused, leases lost %d%n",
+					refused.get(), checks.get(), this.locks.leasesLost());
+			assertThat(refused.get()).isEqualTo(checks.get()).isPositive();
 			assertThat(this.locks.leasesLost()).isZero();
 			assertThat(pttl()).isEqualTo(-2);
 		}
