@@ -118,8 +118,9 @@ class HandOffTests {
 			long released = System.nanoTime();
 			held.close();
 			Inside firstInside = firstAcquired.get(5, TimeUnit.SECONDS);
-			// the first waiter's own release is the second script
-			long scripts = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
+			// counted by the first waiter once inside: the release that handed it the
+			// lock, and at most one attempt of its own
+			long scripts = firstInside.scripts() - scriptsBefore;
 			long handOffMicros = (firstInside.at() - released) / 1000;
 			long firstToken = firstInside.token();
 			long secondToken = secondAcquired.get(5, TimeUnit.SECONDS).token();
@@ -275,30 +276,26 @@ class HandOffTests {
 		}
 	}
 
-	/** A waiter was inside with this fencing token at this {@code nanoTime}. */
-	record Inside(long token, long at) {
+	/**
+	 * A waiter was inside with this fencing token at this {@code nanoTime}, when Redis
+	 * had run this many scripts.
+	 */
+	record Inside(long token, long at, long scripts) {
 	}
 
 	/**
-	 * Starts a waiter that holds the lock for 50 ms once inside, and waits until it is
-	 * the {@code position}-th in the queue.
+	 * Starts a waiter that, once inside, notes its fencing token, the time and the
+	 * scripts Redis ran, and releases; waits until it is the {@code position}-th in the
+	 * queue.
 	 */
 	private CompletableFuture<Inside> waitFor(RedisLockTemplate locks, int position) {
 		CompletableFuture<Inside> acquired = CompletableFuture.supplyAsync(() -> {
 			try (LockHandle lock = locks.acquire("job")) {
 				long at = System.nanoTime();
-				// models a holder's work of 50 ms, so that the next one waits (not
-				// synchronisation: the next waiter is queued before the release)
-				Thread.sleep(50);
-				return new Inside(lock.fencingToken(), at);
-			}
-			catch (InterruptedException ex) {
-				throw new IllegalStateException(ex);
+				return new Inside(lock.fencingToken(), at, TestLocks.commandCalls(this.redis, "evalsha"));
 			}
 		});
-		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength() == position))
-			.as("waiter %d queued", position)
-			.isTrue();
+		await("waiter " + position + " queued").atMost(Duration.ofSeconds(5)).until(() -> queueLength() == position);
 		return acquired;
 	}
 
