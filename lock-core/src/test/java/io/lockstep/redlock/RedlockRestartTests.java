@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import ch.qos.logback.classic.Level;
@@ -19,6 +20,7 @@ import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
@@ -277,25 +279,27 @@ class RedlockRestartTests {
 	 * Tries until the lock is granted or the deadline ({@link System#nanoTime()}) passes.
 	 */
 	private static Optional<LockHandle> untilAcquired(RedisLockTemplate locks, String key, long deadline) {
-		Optional<LockHandle> granted = Optional.empty();
-		while (granted.isEmpty() && System.nanoTime() - deadline < 0) {
-			try {
-				granted = locks.tryAcquire(key);
-			}
-			catch (LockException ex) {
-				// a node still refuses connections; try again
-			}
-			if (granted.isEmpty()) {
-				try {
-					Thread.sleep(10); // a retry backoff, not synchronisation
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					break;
-				}
-			}
+		AtomicReference<Optional<LockHandle>> granted = new AtomicReference<>(Optional.empty());
+		try {
+			// a retry delay of 10 ms, on this thread: no attempt outlives the wait
+			await().atMost(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))
+				.pollInSameThread()
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> {
+					try {
+						granted.set(locks.tryAcquire(key));
+					}
+					catch (LockException ex) {
+						// a node still refuses connections; try again
+					}
+					return granted.get().isPresent();
+				});
 		}
-		return granted;
+		catch (ConditionTimeoutException ex) {
+			// not granted before the deadline
+		}
+		return granted.get();
 	}
 
 }
