@@ -39,6 +39,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * <p>
  * Every call to the store goes through the protected helpers at the end of this class:
  * they alone build the store's request records.
+ *
+ * <p>
+ * Over 300 lines on purpose: the storage rules are one contract, read in one place (19
+ * short checks and the helpers); split by rule, the stores' subclasses would multiply.
  */
 @RedisTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
