@@ -89,6 +89,7 @@ class ReactiveMethodsBlockHoundTests {
 	void theCheckSeesABlockingCallOnANonBlockingThread() {
 		Mono.fromRunnable(() -> {
 			try {
+				// the blocking call BlockHound must see (the control), 1 ms
 				Thread.sleep(1);
 			}
 			catch (InterruptedException ex) {

@@ -1,16 +1,8 @@
 package io.lockstep.autoconfigure;
 
+import java.io.IOException;
 import java.io.StringWriter;
 import java.net.URI;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
-import javax.tools.SimpleJavaFileObject;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
-import io.lockstep.LockMonitor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,23 +10,26 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
 import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
 import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.lockstep.DistributedLock;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.LockMonitor;
 import io.lockstep.LockTemplate;
 import io.lockstep.OnLocked;
 import io.lockstep.ReactiveLockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,9 +37,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
-
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.env.YamlPropertySourceLoader;
@@ -62,9 +56,12 @@ import org.springframework.stereotype.Component;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The code of the README's 30-second example and of the docs pages, compiled and run: an
@@ -249,11 +246,14 @@ class ReadmeSnippetsTests {
 			instance.run((first) -> {
 				assertThat(first).hasNotFailed();
 				LockMonitor locks = first.getBean(LockMonitor.class);
-				assertThat(eventually(() -> locks.leaseRemaining("stock-report")
-					.filter((left) -> left.compareTo(Duration.ofSeconds(2)) <= 0)
-					.isPresent())).as("after the first run the key is kept for the rest of the 2s").isTrue();
+				await("after the first run the key is kept for the rest of the 2s").atMost(Duration.ofSeconds(10))
+					.until(() -> locks.leaseRemaining("stock-report")
+						.filter((left) -> left.compareTo(Duration.ofSeconds(2)) <= 0)
+						.isPresent());
 				instance.run((second) -> {
 					assertThat(second).hasNotFailed();
+					// models 5 s of both instances running side by side (the scenario's
+					// length, not synchronisation)
 					Thread.sleep(5000);
 				});
 			});
@@ -274,10 +274,11 @@ class ReadmeSnippetsTests {
 				// the job logs before it returns: until its release keeps the key, the
 				// key
 				// has the 30s lease
-				assertThat(eventually(() -> reports.count() == 1 && locks.leaseRemaining("stock-report")
-					.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0
-							&& left.compareTo(Duration.ofSeconds(31)) > 0)
-					.isPresent())).isTrue();
+				await().atMost(Duration.ofSeconds(10))
+					.until(() -> reports.count() == 1 && locks.leaseRemaining("stock-report")
+						.filter((left) -> left.compareTo(Duration.ofSeconds(55)) <= 0
+								&& left.compareTo(Duration.ofSeconds(31)) > 0)
+						.isPresent());
 				Duration left = locks.leaseRemaining("stock-report").orElseThrow();
 				System.out.printf(
 						"Scheduled job of docs/scheduled-jobs.md with its defaults: sent once, lock kept %s more%n",
@@ -364,10 +365,6 @@ class ReadmeSnippetsTests {
 	/** A page of the project, by its path from the root (README.md, docs/...). */
 	private static String page(String file) throws IOException {
 		return Files.readString(Path.of("..").resolve(file));
-	}
-
-	private static boolean eventually(BooleanSupplier condition) {
-		return Eventually.holds(Duration.ofSeconds(10), condition);
 	}
 
 	private static PropertySource<?> readmeYaml() {

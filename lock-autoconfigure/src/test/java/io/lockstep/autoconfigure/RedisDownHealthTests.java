@@ -16,7 +16,6 @@ import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
@@ -28,6 +27,7 @@ import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Redis down or frozen, at start-up and later: the application starts, the
@@ -168,7 +168,7 @@ class RedisDownHealthTests {
 				// command
 				// timeout later
 				LockMonitor monitor = context.getBean(LockMonitor.class);
-				assertThat(eventually(Duration.ofSeconds(5), () -> monitor.lastRenewalFailure() != null)).isTrue();
+				await().atMost(Duration.ofSeconds(5)).until(() -> monitor.lastRenewalFailure() != null);
 				held.close(); // the release fails too (left to expire and retried)
 			}
 			finally {
@@ -203,43 +203,11 @@ class RedisDownHealthTests {
 	 */
 	private static long awaitLocked(LockTemplate locks, Duration timeout) {
 		long start = System.nanoTime();
-		long deadline = start + timeout.toNanos();
-		LockException last = null;
-		while (System.nanoTime() < deadline) {
-			try {
-				Optional<String> key = locks.tryExecute("back", LockHandle::key);
-				if (key.isPresent()) {
-					return (System.nanoTime() - start) / 1_000_000;
-				}
-			}
-			catch (LockException ex) {
-				last = ex;
-			}
-			sleep(20);
-		}
-		throw new AssertionError("No locked call ran within " + timeout, last);
-	}
-
-	/** Whether the condition held within the timeout (checked every 20 ms). */
-	private static boolean eventually(Duration timeout, java.util.function.BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() - deadline > 0) {
-				return false;
-			}
-			sleep(20);
-		}
-		return true;
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		await("a locked call runs").atMost(timeout)
+			.pollInterval(Duration.ofMillis(20))
+			.ignoreExceptionsInstanceOf(LockException.class)
+			.until(() -> locks.tryExecute("back", LockHandle::key).isPresent());
+		return (System.nanoTime() - start) / 1_000_000;
 	}
 
 	record Timed<T>(T value, long millis) {

@@ -10,18 +10,17 @@ import io.lockstep.LockTemplate;
 import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.internal.engine.LockStore;
 import io.lockstep.redis.RedisLockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code lockstep.redlock.*}: Redlock instead of the single master of
@@ -55,11 +54,9 @@ class RedlockAutoConfigurationTests {
 				try (LockHandle lock = locks.acquire("redlock")) {
 					// granted once a quorum answered; the last node's SET may still be on
 					// its way
-					assertThat(
-							Eventually.holds(Duration.ofSeconds(2),
-									() -> masters.stream()
-										.allMatch((node) -> (Long) node.call("EXISTS", "lockstep:redlock") == 1L)))
-						.isTrue();
+					await().atMost(Duration.ofSeconds(2))
+						.until(() -> masters.stream()
+							.allMatch((node) -> (Long) node.call("EXISTS", "lockstep:redlock") == 1L));
 					assertThat(single.call("EXISTS", "lockstep:redlock")).isEqualTo(0L);
 					assertThat(lock.isHeld()).isTrue();
 				}

@@ -83,6 +83,8 @@ class ScheduledJobsTests {
 			instance.withBean(RunLog.class, () -> new RunLog(2, runs)).run((second) -> {
 				assertThat(second).hasNotFailed();
 				long from = System.nanoTime();
+				// models the window both instances run side by side (the runs are
+				// counted in it; not synchronisation)
 				Thread.sleep(WINDOW.toMillis());
 				long to = System.nanoTime();
 				runs.removeIf((run) -> run.startedNanos() - from < 0 || run.startedNanos() - to >= 0);
@@ -157,6 +159,7 @@ class ScheduledJobsTests {
 		@DistributedLock(key = "'report'", minHoldTime = "4s", onLocked = OnLocked.SKIP)
 		public void run() throws InterruptedException {
 			this.log.started();
+			// models the job's work of 20 ms
 			TimeUnit.MILLISECONDS.sleep(20);
 		}
 
@@ -174,6 +177,7 @@ class ScheduledJobsTests {
 		@DistributedLock(key = "'report'", onLocked = OnLocked.SKIP)
 		public void run() throws InterruptedException {
 			this.log.started();
+			// models the job's work of 20 ms
 			TimeUnit.MILLISECONDS.sleep(20);
 		}
 

@@ -8,19 +8,18 @@ import java.util.stream.Collectors;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import io.lockstep.test.Sentinels;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * An application on Spring Data Valkey ({@code spring.data.valkey.*}) points Lockstep at
@@ -94,9 +93,8 @@ class SpringDataValkeyApplicationTests {
 				int oldMaster = sentinels.master().port();
 				long killed = System.nanoTime();
 				sentinels.master().kill();
-				assertThat(Eventually.holds(Duration.ofSeconds(30), () -> sentinels.currentMasterPort() != oldMaster))
-					.as("a sentinel reports a promoted replica within 30 s")
-					.isTrue();
+				await("a sentinel reports a promoted replica within 30 s").atMost(Duration.ofSeconds(30))
+					.until(() -> sentinels.currentMasterPort() != oldMaster);
 				int promotedPort = sentinels.currentMasterPort();
 				RedisNode promoted = sentinels.replicas()
 					.stream()

@@ -1,5 +1,6 @@
 package io.lockstep.autoconfigure;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Future;
 
@@ -10,7 +11,6 @@ import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -501,6 +501,28 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#item.whatever + #items[0].anything")
 		void place(Object item, java.util.List<CharSequence> items) {
+		}
+
+	}
+
+	@Test
+	void constantKeyWithoutQuotesFailsTheStartNamingTheMethodAndTheQuotedForm() {
+		this.contextRunner.withBean(ReportJob.class).run((context) -> {
+			assertThat(context).hasFailed();
+			List<String> messages = new ArrayList<>();
+			for (Throwable cause = context.getStartupFailure(); cause != null; cause = cause.getCause()) {
+				messages.add(cause.getClass().getSimpleName() + ": " + cause.getMessage());
+			}
+			messages.forEach((message) -> System.out.printf("start-up failure: %s%n", message));
+			assertThat(messages).anySatisfy((String message) -> assertThat(message)
+				.contains(ReportJob.class.getSimpleName() + ".run(", "'report'"));
+		});
+	}
+
+	static class ReportJob {
+
+		@DistributedLock(key = "report")
+		public void run() {
 		}
 
 	}

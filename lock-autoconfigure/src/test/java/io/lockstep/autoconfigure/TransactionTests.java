@@ -396,6 +396,7 @@ class TransactionTests {
 			return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { Connection.class },
 					(proxy, method, args) -> {
 						if (method.getName().equals("commit")) {
+							// models a commit's round trip of 2 ms
 							Thread.sleep(2);
 						}
 						try {

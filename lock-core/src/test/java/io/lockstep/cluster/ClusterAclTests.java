@@ -7,11 +7,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import io.lockstep.internal.redis.SlotTags;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.internal.redis.SlotTags;
 import io.lockstep.redis.AclRecipe;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Cluster;
@@ -22,6 +22,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The ACL rules of docs/redis-acl.md for a Cluster (the standalone ones plus the Cluster
@@ -77,7 +78,7 @@ class ClusterAclTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1)).isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(b).keysWaitedFor() == 1);
 			Eventually.holds(Duration.ofMillis(1_500), () -> false); // renewed at least
 																		// three times
 			assertThat(held.isHeld()).isTrue();

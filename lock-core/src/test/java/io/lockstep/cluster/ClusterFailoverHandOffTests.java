@@ -8,12 +8,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import io.lockstep.internal.redis.SlotTags;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.redis.SlotTags;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.Cluster;
 import io.lockstep.test.Eventually;
@@ -23,6 +23,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -112,10 +113,8 @@ class ClusterFailoverHandOffTests {
 			}
 		}, pool);
 		String queue = "lockstep:{" + SlotTags.tag(SlotTags.slot("lockstep:" + KEY)) + "}__q:" + KEY;
-		assertThat(Eventually.holds(Duration.ofSeconds(10),
-				() -> cluster.nodes().stream().anyMatch((node) -> length(node, queue) > 0)))
-			.as("the waiter queued in Redis")
-			.isTrue();
+		await("the waiter queued in Redis").atMost(Duration.ofSeconds(10))
+			.until(() -> cluster.nodes().stream().anyMatch((node) -> length(node, queue) > 0));
 		long released = System.nanoTime();
 		held.close();
 		return TimeUnit.NANOSECONDS.toMillis(acquired.get(10, TimeUnit.SECONDS) - released);

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Lockstep on a real 3-master Redis Cluster, once on the redis-server the fixture finds
@@ -234,8 +235,8 @@ class ClusterLockTests {
 			LockHandle lock = locks.withLeaseTime(Duration.ofMillis(60)).acquire("fenced");
 			assertThat(lock.fencingToken()).isGreaterThan(previous);
 			previous = lock.fencingToken();
-			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> !locks.isLocked("fenced"))).isTrue();
-			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> !lock.isHeld())).isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> !locks.isLocked("fenced"));
+			await().atMost(Duration.ofSeconds(2)).until(() -> !lock.isHeld());
 		}
 		Set<Integer> slots = new HashSet<>();
 		for (int i = 0; i < 500; i++) {

@@ -13,15 +13,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
-import io.lockstep.Retried;
 import io.lockstep.ReactiveLockTemplate;
+import io.lockstep.Retried;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.redis.RedisLockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -32,6 +31,7 @@ import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The contract every topology keeps, run against real redis-server processes: two clients
@@ -198,10 +198,8 @@ abstract class LockContract {
 					.isThrownBy(() -> second.withWaitTime(Duration.ZERO).acquireAll(keys));
 				// on a Cluster the slots taken before the held one are undone without
 				// waiting
-				assertThat(Eventually.holds(Duration.ofSeconds(2),
-						() -> !first.isLocked("contract:m1") && !first.isLocked("contract:m3")))
-					.as("keys left taken by a multi-key lock that failed")
-					.isTrue();
+				await("keys left taken by a multi-key lock that failed").atMost(Duration.ofSeconds(2))
+					.until(() -> !first.isLocked("contract:m1") && !first.isLocked("contract:m3"));
 			}
 			try (LockHandle all = second.acquireAll(keys)) {
 				for (String key : keys) {
@@ -222,9 +220,8 @@ abstract class LockContract {
 						return System.nanoTime();
 					}
 				}, pool);
-				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> Probes.engine(second).keysWaitedFor() == 1))
-					.as("the second client waits")
-					.isTrue();
+				await("the second client waits").atMost(Duration.ofSeconds(5))
+					.until(() -> Probes.engine(second).keysWaitedFor() == 1);
 				long released = System.nanoTime();
 				held.close();
 				gaps.add(acquiredAt.get(10, TimeUnit.SECONDS) - released);
@@ -280,9 +277,8 @@ abstract class LockContract {
 			// it stays fixed: nothing renews it, and another client takes the key after
 			// it
 			long extended = System.nanoTime();
-			assertThat(Eventually.holds(Duration.ofSeconds(10), () -> free(second, "contract:extend")))
-				.as("free once the shortened fixed lease ran out")
-				.isTrue();
+			await("free once the shortened fixed lease ran out").atMost(Duration.ofSeconds(10))
+				.until(() -> free(second, "contract:extend"));
 			long freedAfter = (System.nanoTime() - extended) / 1_000_000;
 			assertThat(fixed.isHeld()).isFalse();
 			assertThat(fixed.extend(Duration.ofSeconds(5))).as("extend once the lease ran out").isFalse();
@@ -306,10 +302,8 @@ abstract class LockContract {
 			LockHandle renewed = first.acquire("contract:extend:watchdog");
 			assertThat(renewed.extend(Duration.ofMillis(300))).isTrue();
 			assertThat(storedLeaseMillis("contract:extend:watchdog")).isBetween(1L, 300L);
-			assertThat(Eventually.holds(Duration.ofSeconds(5),
-					() -> storedLeaseMillis("contract:extend:watchdog") > 1_000))
-				.as("renewed by the watchdog after the extension")
-				.isTrue();
+			await("renewed by the watchdog after the extension").atMost(Duration.ofSeconds(5))
+				.until(() -> storedLeaseMillis("contract:extend:watchdog") > 1_000);
 			assertThat(renewed.isHeld()).isTrue();
 			assertThat(free(second, "contract:extend:watchdog")).isFalse();
 			renewed.close();

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Failovers (leases of 6 and 10 s, longer than a failover takes, as in production): a
@@ -73,9 +74,8 @@ class FailoverFaultTests {
 		RedisNode master = fixture.standalone();
 		try (ChaosProxy link = ChaosProxy.to(master); Ledger ledger = new Ledger(fixture.standalone().port())) {
 			RedisNode replica = fixture.standalone("--replicaof", link.host(), Integer.toString(link.port()));
-			assertThat(Eventually.holds(Duration.ofSeconds(20),
-					() -> "up".equals(replica.info("replication").get("master_link_status"))))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> "up".equals(replica.info("replication").get("master_link_status")));
 			Sentinels sentinels = fixture.sentinels(master, List.of(replica), 3);
 			Scenario scenario = new Scenario("sentinel failover, lock not replicated", ledger,
 					"failover-" + protection.name())
@@ -169,10 +169,8 @@ class FailoverFaultTests {
 	 */
 	private static void awaitReplicated(RedisNode master, RedisNode replica) {
 		long offset = Long.parseLong(master.info("replication").get("master_repl_offset"));
-		assertThat(Eventually.holds(Duration.ofSeconds(5),
-				() -> Long.parseLong(replica.info("replication").get("slave_repl_offset")) >= offset))
-			.as("the replica caught up with its master")
-			.isTrue();
+		await("the replica caught up with its master").atMost(Duration.ofSeconds(5))
+			.until(() -> Long.parseLong(replica.info("replication").get("slave_repl_offset")) >= offset);
 	}
 
 	/**

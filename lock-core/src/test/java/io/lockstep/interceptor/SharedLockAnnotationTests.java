@@ -25,22 +25,21 @@ import io.lockstep.internal.LockConfigurationException;
 import io.lockstep.internal.engine.EngineTemplate;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.redlock.Redlock;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
-import reactor.util.function.Tuple2;
-
 import org.springframework.aop.framework.autoproxy.DefaultAdvisorAutoProxyCreator;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import reactor.core.publisher.Mono;
+import reactor.util.function.Tuple2;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code @DistributedLock(mode, permits)} on a real Redis: read methods of one key run
@@ -107,7 +106,7 @@ class SharedLockAnnotationTests {
 					this.pool.submit(() -> documents.read("doc:2", stay)));
 			assertThat(arrived.await(BOUND.toSeconds(), TimeUnit.SECONDS)).as("both readers inside").isTrue();
 			Future<Integer> writer = this.pool.submit(() -> documents.write("doc:2", ledger.readers::get));
-			assertThat(Eventually.holds(BOUND, () -> waitersOf("doc:2") == 1)).as("the writer waits").isTrue();
+			await("the writer waits").atMost(BOUND).until(() -> waitersOf("doc:2") == 1);
 			assertThat(writer.isDone()).isFalse();
 			assertThat(ledger.writes.get()).isZero();
 			leave.countDown();
@@ -175,9 +174,8 @@ class SharedLockAnnotationTests {
 			for (int i = 0; i < 3; i++) {
 				callers.add(this.pool.submit(() -> exports.export(stay)));
 			}
-			assertThat(Eventually.holds(BOUND, () -> arrived.getCount() == 1 && waitersOf("export") == 1))
-				.as("two inside, the third waits")
-				.isTrue();
+			await("two inside, the third waits").atMost(BOUND)
+				.until(() -> arrived.getCount() == 1 && waitersOf("export") == 1);
 			assertThat(ledger.inside.get()).isEqualTo(2);
 			leave.countDown();
 			for (Future<Boolean> caller : callers) {

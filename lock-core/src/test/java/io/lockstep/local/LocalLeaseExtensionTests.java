@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link LockHandle#extend(Duration)} on the JVM-local store: the same behaviour as on
@@ -29,10 +30,11 @@ class LocalLeaseExtensionTests {
 			assertThat(shorter).as("after extend(300ms)").isBetween(1L, 300L);
 			long extended = System.nanoTime();
 			// another owner: this thread would re-enter
-			assertThat(waitUntil(() -> CompletableFuture.supplyAsync(() -> locks.tryAcquire("job").map((other) -> {
-				other.close();
-				return true;
-			}).orElse(false)).join())).as("free for another owner once the shortened fixed lease ran out").isTrue();
+			await("free for another owner once the shortened fixed lease ran out").atMost(Duration.ofSeconds(5))
+				.until(() -> CompletableFuture.supplyAsync(() -> locks.tryAcquire("job").map((other) -> {
+					other.close();
+					return true;
+				}).orElse(false)).join());
 			long freedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - extended);
 			System.out.printf("local: extend set the lease to %d ms, then %d ms; free %d ms after%n", longer, shorter,
 					freedAfter);
@@ -53,23 +55,11 @@ class LocalLeaseExtensionTests {
 				assertThat(locks.leaseRemaining("watched").orElseThrow().toMillis()).isBetween(1L, 3_000L);
 				assertThat(lock.extend(Duration.ofMillis(100))).isTrue();
 				assertThat(locks.leaseRemaining("watched").orElseThrow().toMillis()).isBetween(1L, 100L);
-				assertThat(waitUntil(() -> locks.leaseRemaining("watched").orElseThrow().toMillis() > 300))
-					.as("renewed by the watchdog after the extension")
-					.isTrue();
+				await("renewed by the watchdog after the extension").atMost(Duration.ofSeconds(5))
+					.until(() -> locks.leaseRemaining("watched").orElseThrow().toMillis() > 300);
 				assertThat(lock.isHeld()).isTrue();
 			}
 		}
-	}
-
-	private static boolean waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() - deadline > 0) {
-				return false;
-			}
-			Thread.sleep(5);
-		}
-		return true;
 	}
 
 }

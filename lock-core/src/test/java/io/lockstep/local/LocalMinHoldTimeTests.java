@@ -6,13 +6,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
-import io.lockstep.internal.engine.LockStore;
 import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.Probes;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code withMinHoldTime} on the JVM-local backend: the same behaviour as on Redis.
@@ -25,6 +26,7 @@ class LocalMinHoldTimeTests {
 			long before = System.nanoTime();
 			LockHandle lock = locks.withMinHoldTime(Duration.ofMillis(1500)).acquire("job");
 			long acquired = System.nanoTime();
+			// models a run of 300 ms, shorter than the minimum hold (not synchronisation)
 			Thread.sleep(300);
 			long closing = System.nanoTime();
 			lock.close();
@@ -36,10 +38,7 @@ class LocalMinHoldTimeTests {
 			assertThat(lock.isHeld()).isFalse();
 			assertThat(Probes.engine(locks).registered()).isZero();
 			assertThat(locks.tryAcquire("job")).isEmpty();
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-			while (locks.isLocked("job") && System.nanoTime() < deadline) {
-				Thread.sleep(10);
-			}
+			await().atMost(Duration.ofSeconds(3)).until(() -> !locks.isLocked("job"));
 			assertThat(millis(System.nanoTime() - before)).isBetween(1450L, 2500L);
 			locks.tryAcquire("job").orElseThrow().close();
 		}
@@ -54,10 +53,8 @@ class LocalMinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-			while (Probes.engine(locks).keysWaitedFor() == 0 && System.nanoTime() < deadline) {
-				Thread.sleep(5);
-			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(locks).keysWaitedFor() != 0);
+			// models a run of 800 ms, longer than the minimum hold (not synchronisation)
 			Thread.sleep(800);
 			long closed = System.nanoTime();
 			lock.close();
@@ -78,10 +75,7 @@ class LocalMinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-			while (Probes.engine(locks).keysWaitedFor() == 0 && System.nanoTime() < deadline) {
-				Thread.sleep(5);
-			}
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(locks).keysWaitedFor() != 0);
 			lock.close();
 			long after = millis(next.get(8, TimeUnit.SECONDS) - before);
 			System.out.printf("local: min hold 1s, closed at once: the waiter acquired after %d ms%n", after);

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Read/write locks and semaphores in the JVM-local mode: readers share a key while
@@ -142,10 +143,7 @@ class LocalSharedLockTests {
 					return System.nanoTime();
 				}
 			});
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-			while (Probes.engine(locks).keysWaitedFor() == 0 && System.nanoTime() < deadline) {
-				Thread.sleep(5);
-			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> Probes.engine(locks).keysWaitedFor() != 0);
 			assertThat(Probes.engine(locks).keysWaitedFor()).as("the writer waits").isOne();
 			LocalLockTemplate noWait = locks.withWaitTime(Duration.ZERO).read();
 			Optional<LockHandle> late = onItsOwnThread(() -> noWait.tryAcquire("doc:5"));

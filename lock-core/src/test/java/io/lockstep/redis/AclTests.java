@@ -12,9 +12,10 @@ import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Lockstep under a least-privilege Redis ACL user: the {@code ACL SETUSER} command of
@@ -60,10 +62,9 @@ class AclTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1))
-				.isTrue();
-			TestLocks.eventually(Duration.ofMillis(700), () -> false); // renewed at least
-																		// twice
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(b).keysWaitedFor() == 1);
+			Eventually.holds(Duration.ofMillis(700), () -> false); // renewed at least
+																	// twice
 			assertThat(held.isHeld()).isTrue();
 			long released = System.nanoTime();
 			held.close();
@@ -129,8 +130,7 @@ class AclTests {
 			LockHandle held = a.acquire("polled");
 			CompletableFuture<Boolean> waiter = CompletableFuture
 				.supplyAsync(() -> b.withWaitTime(Duration.ofSeconds(10)).execute("polled", (lock) -> true));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !Probes.engine(b).wakeUps().notifies()))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> !Probes.engine(b).wakeUps().notifies());
 			held.close();
 			assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
 		}
@@ -181,8 +181,8 @@ class AclTests {
 				.catchThrowable(() -> locks.execute("denied", (lock) -> "ran"));
 			long millis = (System.nanoTime() - start) / 1_000_000;
 			// the undo is sent without waiting: let it reach Redis
-			TestLocks.eventually(Duration.ofSeconds(3), () -> deniedOn(redis, "lockstep:__fence") >= 2);
-			boolean more = TestLocks.eventually(Duration.ofMillis(500), () -> deniedOn(redis, "lockstep:__fence") > 2);
+			Eventually.holds(Duration.ofSeconds(3), () -> deniedOn(redis, "lockstep:__fence") >= 2);
+			boolean more = Eventually.holds(Duration.ofMillis(500), () -> deniedOn(redis, "lockstep:__fence") > 2);
 			long refused = deniedOn(redis, "lockstep:__fence");
 			System.out.printf(
 					"NOPERM on the fencing counter, wait time 30 s: failed in %d ms; Redis refused %d "
@@ -300,7 +300,7 @@ class AclTests {
 				second.shutdown();
 			}
 			long keys = lockKeys(redis);
-			TestLocks.eventually(Duration.ofMillis(1_000), () -> lockKeys(redis) == 0);
+			Eventually.holds(Duration.ofMillis(1_000), () -> lockKeys(redis) == 0);
 			long afterLease = lockKeys(redis);
 			Object names = ((List<?>) redis.call("SCAN", "0", "MATCH", "lockstep:*", "COUNT", "1000")).get(1);
 			leftAfterLease += afterLease;
@@ -368,8 +368,8 @@ class AclTests {
 				return System.nanoTime();
 			}
 		});
-		TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(b).keysWaitedFor() == 1);
-		TestLocks.eventually(Duration.ofMillis(1_000), () -> false); // a renewal or two
+		Eventually.holds(Duration.ofSeconds(2), () -> Probes.engine(b).keysWaitedFor() == 1);
+		Eventually.holds(Duration.ofMillis(1_000), () -> false); // a renewal or two
 		boolean renewed = held.isHeld();
 		long released = System.nanoTime();
 		held.close();

@@ -17,6 +17,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.test.ChaosProxy;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -119,14 +120,14 @@ class AcquisitionSafetyTests {
 				checked.countDown();
 				return seen;
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 1))
+			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength(redis) == 1))
 				.as("round %d: the waiter queued", round)
 				.isTrue();
 			long heldBefore = proxy.heldReplies();
 			proxy.holdCommandReplies();
 			// the queued waiter's next re-check (at most 500 ms away) ran in Redis; its
 			// reply waits in the proxy
-			assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> proxy.heldReplies() > heldBefore))
+			assertThat(Eventually.holds(Duration.ofSeconds(3), () -> proxy.heldReplies() > heldBefore))
 				.as("round %d: a reply of the waiter's command connection is held back", round)
 				.isTrue();
 			held.close(); // hands the lock to the waiter's queued owner token
@@ -155,7 +156,7 @@ class AcquisitionSafetyTests {
 			}
 			report.add(String.format("round %d: work %s while the replies were held; inside: %s; call %s", round,
 					early ? "ran" : "did not run", inside.get(), outcome));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
+			assertThat(Eventually.holds(Duration.ofSeconds(5),
 					() -> queueLength(redis) == 0 && redis.call("EXISTS", "lockstep:" + KEY).equals(0L)))
 				.as("round %d: key and queue empty after the call", round)
 				.isTrue();

@@ -15,6 +15,7 @@ import java.util.concurrent.locks.Lock;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockException;
 import io.lockstep.LockKeyException;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -146,10 +147,9 @@ class AsLockTests {
 		}, this.pool);
 		assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
 		// three times the template's wait time, and an interrupt meanwhile
-		assertThat(TestLocks.eventually(Duration.ofMillis(300), acquired::isDone)).isFalse();
+		assertThat(Eventually.holds(Duration.ofMillis(300), acquired::isDone)).isFalse();
 		waiter[0].interrupt();
-		assertThat(TestLocks.eventually(Duration.ofMillis(300), acquired::isDone)).as("ended by the interrupt")
-			.isFalse();
+		assertThat(Eventually.holds(Duration.ofMillis(300), acquired::isDone)).as("ended by the interrupt").isFalse();
 		long released = System.nanoTime();
 		lock.unlock();
 		assertThat(acquired.get(10, TimeUnit.SECONDS)).as("the interrupt is kept for the caller").isTrue();
@@ -175,7 +175,7 @@ class AsLockTests {
 			}
 		}, this.pool);
 		assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-		assertThat(TestLocks.eventually(Duration.ofMillis(300), outcome::isDone)).isFalse();
+		assertThat(Eventually.holds(Duration.ofMillis(300), outcome::isDone)).isFalse();
 		waiter[0].interrupt();
 		assertThat(outcome.get(10, TimeUnit.SECONDS)).isEqualTo("interrupted, flag false");
 		lock.unlock();
@@ -201,7 +201,7 @@ class AsLockTests {
 				throw new IllegalStateException(ex);
 			}
 		}, this.pool);
-		assertThat(TestLocks.eventually(Duration.ofMillis(200), later::isDone)).isFalse();
+		assertThat(Eventually.holds(Duration.ofMillis(200), later::isDone)).isFalse();
 		lock.unlock();
 		assertThat(later.get(10, TimeUnit.SECONDS)).as("acquired once released within its time").isTrue();
 	}

@@ -1,10 +1,12 @@
 package io.lockstep.redis;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collections;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockKeyException;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.function.Executable;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * Bad input gets a clear exception naming what is wrong, and changes nothing in Redis.
@@ -89,6 +92,44 @@ class BadInputTests {
 
 	private static void assertKey(Executable call, String message) {
 		assertThatExceptionOfType(LockKeyException.class).isThrownBy(call::execute).withMessageContaining(message);
+	}
+
+	// a guard: the engine these tests were written against already threw
+	// LockKeyException here
+	@Test
+	void aNullAmongSeveralKeysIsALockKeyException(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client).build()) {
+			Throwable thrown = catchThrowable(() -> locks.acquireAll(Arrays.asList("a", null)).close());
+			System.out.printf("acquireAll([a, null]) threw %s%n", thrown);
+			assertThat(thrown).isInstanceOf(LockKeyException.class);
+			// read from Redis itself: the client's first command would connect, which may
+			// take longer than its command timeout when this test runs first on a loaded
+			// machine ('Redis did not answer within 2s to read the lease')
+			assertThat(redis.call("EXISTS", "lockstep:a")).as("lock key of a").isEqualTo(0L);
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	@Test
+	void aLockOverrideWithALeaseTooShortForTheCommandTimeoutIsRejected(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try {
+			RedisLockTemplateBuilder builder = TestLocks.builder(client)
+				.commandTimeout(Duration.ofSeconds(2))
+				.lockOverride("fast", null, Duration.ofMillis(300));
+			Throwable thrown = catchThrowable(() -> builder.build().close());
+			System.out.printf("lease-time 300 ms for 'fast' with commandTimeout 2 s: build() threw %s%n", thrown);
+			assertThat(thrown).as("build()").isInstanceOf(IllegalArgumentException.class);
+			assertThat(thrown.getMessage()).contains("fast").contains("commandTimeout");
+		}
+		finally {
+			client.shutdown();
+		}
 	}
 
 }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -11,9 +12,12 @@ import io.lockstep.LockException;
 import io.lockstep.test.ChaosProxy;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
-import org.junit.jupiter.api.Test;
+import org.awaitility.core.ConditionTimeoutException;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What an attempt may have taken is given back even when the connection drops at that
@@ -21,19 +25,55 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connection is reset before the reply and new connections are refused for a while; the
  * call fails fast, and once Redis can be reached again the key is freed, not left taken
  * by a token nobody holds for the rest of its lease.
+ *
+ * <p>
+ * With a lock delay, an attempt granted while its connection dropped leaves the key taken
+ * for its lease plus its lock delay (the key lives that long), and release.lua frees a
+ * key in its lock delay at once. The undo is sent again only until twice the lease has
+ * passed (Acquisition#undo), not until the lease plus the delay: when Redis is
+ * unreachable longer than that, the key stays taken by a token nobody holds for the whole
+ * delay, as if its holder had died.
  */
 @RedisTest
 class DurableUndoTests {
 
-	private static final Duration LEASE = Duration.ofSeconds(20);
-
 	private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(300);
 
-	/** Longer than the command timeout: what was not written by then is given up. */
-	private static final long UNREACHABLE_MILLIS = 1200;
+	/**
+	 * One outage.
+	 *
+	 * @param lease the lease of the attempt
+	 * @param lockDelay the lock delay of the key, or zero
+	 * @param unreachableMillis how long Redis stays unreachable: 1200 ms is longer than
+	 * the command timeout (what was not written by then is given up); 5000 ms is longer
+	 * than the undo is sent again with a lease of 1.5 s (2 x lease = 3.5 s with a 2 s
+	 * queue entry)
+	 * @param patience how long the key may take to be freed once Redis is reachable:
+	 * Lettuce reconnects on its own growing delay (seconds after a 5 s outage); without
+	 * the undo the key would live its lease (plus its lock delay)
+	 */
+	record Outage(String name, Duration lease, Duration lockDelay, long unreachableMillis, Duration patience) {
 
-	@Test
-	void anAttemptGrantedWhileItsConnectionDroppedIsUndoneOnceRedisIsReachableAgain(RedisNode redis) throws Exception {
+		@Override
+		public String toString() {
+			return this.name;
+		}
+
+	}
+
+	static Stream<Outage> outages() {
+		return Stream.of(
+				new Outage("without a lock delay", Duration.ofSeconds(20), Duration.ZERO, 1200, Duration.ofSeconds(5)),
+				new Outage("with a lock delay, an outage longer than the undo is sent again", Duration.ofMillis(1500),
+						Duration.ofSeconds(20), 5000, Duration.ofSeconds(10)),
+				new Outage("with a lock delay, a short outage", Duration.ofMillis(1500), Duration.ofSeconds(20), 1200,
+						Duration.ofSeconds(10)));
+	}
+
+	@ParameterizedTest(name = "{0}")
+	@MethodSource("outages")
+	void anAttemptGrantedWhileItsConnectionDroppedIsUndoneOnceRedisIsReachableAgain(Outage outage, RedisNode redis)
+			throws Exception {
 		RedisClient direct = TestLocks.client(redis);
 		RedisClient behindProxy = null;
 		try (ChaosProxy proxy = ChaosProxy.to(redis);
@@ -41,7 +81,8 @@ class DurableUndoTests {
 			behindProxy = RedisClient.create("redis://" + proxy.host() + ":" + proxy.port());
 			try (RedisLockTemplate client = TestLocks.builder(behindProxy)
 				.commandTimeout(COMMAND_TIMEOUT)
-				.leaseTime(LEASE)
+				.leaseTime(outage.lease())
+				.lockDelay(outage.lockDelay())
 				.build()) {
 				client.tryExecute("warm-up", (lock) -> null); // connected, scripts loaded
 				long heldBefore = proxy.heldReplies();
@@ -56,27 +97,26 @@ class DurableUndoTests {
 					}
 				});
 				// the SET ran in Redis; its reply waits in the proxy
-				assertThat(
-						TestLocks.eventually(Duration.ofSeconds(5), () -> probe.sync().exists("lockstep:stock") == 1))
-					.isTrue();
+				await().atMost(Duration.ofSeconds(5)).until(() -> probe.sync().exists("lockstep:stock") == 1);
 				assertThat(proxy.heldReplies()).isGreaterThan(heldBefore);
-				proxy.reset(); // the connection drops before the reply; reconnects are
-								// refused
+				// the connection drops before the reply; reconnects are refused
+				proxy.reset();
 				Throwable failure = attempt.get(10, TimeUnit.SECONDS);
 				assertThat(failure).as("the call fails fast with a LockException").isInstanceOf(LockException.class);
-				Thread.sleep(UNREACHABLE_MILLIS); // models how long Redis stays
-													// unreachable
+				// models how long Redis stays unreachable (the outage, not
+				// synchronisation)
+				Thread.sleep(outage.unreachableMillis());
 				proxy.pass();
 				long reachable = System.nanoTime();
-				boolean freed = TestLocks.eventually(Duration.ofSeconds(5),
-						() -> probe.sync().exists("lockstep:stock") == 0);
+				boolean freed = freed(probe, outage.patience());
 				long afterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - reachable);
 				System.out.printf(
-						"durable undo: the attempt failed (%s); %s %d ms after Redis was reachable again "
-								+ "(lease %d s, PTTL now %d ms)%n",
-						failure.getMessage(), freed ? "the key was freed" : "the key was still held", afterMillis,
-						LEASE.toSeconds(), probe.sync().pttl("lockstep:stock"));
-				assertThat(freed).as("the key is freed, not held by a dead token for the lease").isTrue();
+						"durable undo %s: the attempt failed (%s); %s %d ms after Redis was reachable again "
+								+ "(outage %d ms, lease %d ms, value %s, PTTL now %d ms)%n",
+						outage, failure.getMessage(), freed ? "the key was freed" : "the key was still held",
+						afterMillis, outage.unreachableMillis(), outage.lease().toMillis(),
+						probe.sync().get("lockstep:stock"), probe.sync().pttl("lockstep:stock"));
+				assertThat(freed).as("the key is freed, not held by a dead token for its lease or lock delay").isTrue();
 			}
 		}
 		catch (ExecutionException ex) {
@@ -87,6 +127,16 @@ class DurableUndoTests {
 			if (behindProxy != null) {
 				behindProxy.shutdown();
 			}
+		}
+	}
+
+	private static boolean freed(StatefulRedisConnection<String, String> probe, Duration patience) {
+		try {
+			await().atMost(patience).until(() -> probe.sync().exists("lockstep:stock") == 0);
+			return true;
+		}
+		catch (ConditionTimeoutException ex) {
+			return false;
 		}
 	}
 

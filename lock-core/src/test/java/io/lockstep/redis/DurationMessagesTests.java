@@ -3,10 +3,10 @@ package io.lockstep.redis;
 import java.time.Duration;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Exception messages give durations as people write them ({@code 150ms}, {@code 2s}), not
@@ -63,12 +64,11 @@ class DurationMessagesTests {
 	@Test
 	void aLostFixedLeaseNamesItsLengthAsConfigured() {
 		LockHandle lock = this.locks.withLeaseTime(Duration.ofMillis(300)).acquire("fixed");
-		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> !lock.isHeld())).isTrue();
+		await().atMost(Duration.ofSeconds(3)).until(() -> !lock.isHeld());
 		// the message is the watchdog's: wait until it has marked the lease lost (a close
 		// between the local deadline and that mark frees the key, still ours, as a
 		// release)
-		assertThat(TestLocks.eventually(Duration.ofSeconds(3), () -> Probes.engine(this.locks).registered() == 0))
-			.isTrue();
+		await().atMost(Duration.ofSeconds(3)).until(() -> Probes.engine(this.locks).registered() == 0);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close)
 			.withMessage("Lock 'lockstep:fixed' was lost while held: its fixed lease of 300ms ran out while held");
 	}

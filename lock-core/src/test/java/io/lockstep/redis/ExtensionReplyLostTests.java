@@ -8,6 +8,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.test.ChaosProxy;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,7 @@ class ExtensionReplyLostTests {
 				}
 				long pttlAfter = probe.sync().pttl("lockstep:report");
 				proxy.pass();
-				boolean expired = TestLocks.eventually(Duration.ofSeconds(5),
+				boolean expired = Eventually.holds(Duration.ofSeconds(5),
 						() -> probe.sync().exists("lockstep:report") == 0);
 				Optional<LockHandle> next = other.tryAcquire("report");
 				System.out.printf(

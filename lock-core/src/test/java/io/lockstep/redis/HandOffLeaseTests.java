@@ -12,6 +12,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -65,7 +66,7 @@ class HandOffLeaseTests {
 			for (int round = 0; round < rounds; round++) {
 				LockHandle held = holder.acquire(key);
 				CompletableFuture<LockHandle> w = CompletableFuture.supplyAsync(() -> waiter.acquire(key));
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis, key) == 1))
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength(redis, key) == 1))
 					.as("round %d: W queued", round)
 					.isTrue();
 				AtomicReference<String> atC = new AtomicReference<>();
@@ -77,7 +78,7 @@ class HandOffLeaseTests {
 						return lock.fencingToken();
 					}
 				});
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis, key) == 2))
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength(redis, key) == 2))
 					.as("round %d: C queued behind W", round)
 					.isTrue();
 				long pollGap = awaitFreshPollAfterGap(redis, key, 45, Duration.ofSeconds(2));
@@ -144,7 +145,7 @@ class HandOffLeaseTests {
 							+ (inRedis ? "Redis holds its grant" : "Redis: " + value));
 					return heldAtStart;
 				}));
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis, key) == 1))
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength(redis, key) == 1))
 					.as("round %d: the waiter queued", round)
 					.isTrue();
 				long age = awaitLastQueuedAttemptAge(redis, key, 330, Duration.ofSeconds(1));
@@ -187,7 +188,7 @@ class HandOffLeaseTests {
 	 */
 	private static long awaitLastQueuedAttemptAge(RedisNode redis, String key, long millis, Duration timeout) {
 		long[] age = { -1 };
-		TestLocks.eventually(timeout, () -> {
+		Eventually.holds(timeout, () -> {
 			long at = lastQueuedAttemptAt(redis, key);
 			age[0] = (at < 0) ? -1 : serverMillis(redis) - at;
 			return age[0] >= millis;
@@ -205,7 +206,7 @@ class HandOffLeaseTests {
 	private static long awaitFreshPollAfterGap(RedisNode redis, String key, long minGapMillis, Duration timeout) {
 		long[] last = { -1 };
 		long[] gap = { 0 };
-		TestLocks.eventually(timeout, () -> {
+		Eventually.holds(timeout, () -> {
 			long at = lastQueuedAttemptAt(redis, key);
 			boolean fresh = at >= 0 && last[0] >= 0 && at != last[0];
 			if (fresh) {

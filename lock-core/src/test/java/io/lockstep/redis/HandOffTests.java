@@ -15,6 +15,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -25,6 +26,7 @@ import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Direct hand-off: a waiter that finds a one-key lock held queues itself in Redis; the
@@ -116,8 +118,9 @@ class HandOffTests {
 			long released = System.nanoTime();
 			held.close();
 			Inside firstInside = firstAcquired.get(5, TimeUnit.SECONDS);
-			// the first waiter's own release is the second script
-			long scripts = TestLocks.commandCalls(this.redis, "evalsha") - scriptsBefore;
+			// counted by the first waiter once inside: the release that handed it the
+			// lock, and at most one attempt of its own
+			long scripts = firstInside.scripts() - scriptsBefore;
 			long handOffMicros = (firstInside.at() - released) / 1000;
 			long firstToken = firstInside.token();
 			long secondToken = secondAcquired.get(5, TimeUnit.SECONDS).token();
@@ -172,13 +175,12 @@ class HandOffTests {
 		try (RedisLockTemplate holder = template(); RedisLockTemplate waiter = template()) {
 			LockHandle held = holder.acquire("job");
 			CompletableFuture<LockHandle> handedOff = CompletableFuture.supplyAsync(() -> waiter.acquire("job"));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == 1)).as("waiter queued")
-				.isTrue();
+			await("waiter queued").atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
 			held.close();
 			try (LockHandle lock = handedOff.get(5, TimeUnit.SECONDS)) {
 				long granted = (Long) this.redis.call("PTTL", "lockstep:job");
 				long start = System.nanoTime();
-				boolean extended = TestLocks.eventually(Duration.ofMillis(Probes.handOffGrantMillis() - 1_000),
+				boolean extended = Eventually.holds(Duration.ofMillis(Probes.handOffGrantMillis() - 1_000),
 						() -> (Long) this.redis.call("PTTL", "lockstep:job") > Probes.handOffGrantMillis());
 				long extendedAfter = (System.nanoTime() - start) / 1_000_000;
 				System.out.printf("hand-off of a 30 s watchdog lease: granted %d ms, extended past the grant %d ms "
@@ -205,7 +207,7 @@ class HandOffTests {
 		CompletableFuture<Long> acquired = locks
 			.execute("job", (lock) -> Mono.just(lock.fencingToken()).delayElement(Duration.ofMillis(50)))
 			.toFuture();
-		assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == position))
+		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength() == position))
 			.as("reactive waiter %d queued", position)
 			.isTrue();
 		return acquired;
@@ -222,15 +224,15 @@ class HandOffTests {
 			LockHandle first = locks.acquire("job");
 			CompletableFuture<Void> warmUp = CompletableFuture.runAsync(() -> locks.acquire("job").close(),
 					Executors.newSingleThreadExecutor());
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> own.call("LLEN", QUEUE).equals(1L)))
-				.as("warm-up waiter queued")
-				.isTrue();
+			await("warm-up waiter queued").atMost(Duration.ofSeconds(5))
+				.until(() -> own.call("LLEN", QUEUE).equals(1L));
 			first.close();
 			warmUp.get(5, TimeUnit.SECONDS);
 			int rounds = 50;
 			CyclicBarrier start = new CyclicBarrier(2);
 			java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
 			java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
 			long scriptsBefore = TestLocks.commandCalls(own, "evalsha");
 			List<CompletableFuture<Void>> threads = new ArrayList<>();
 			for (int t = 0; t < 2; t++) {
@@ -242,14 +244,19 @@ class HandOffTests {
 								if (inside.incrementAndGet() != 1) {
 									overlaps.incrementAndGet();
 								}
-								Thread.sleep(5); // long enough for the other thread to
-													// queue
+								// until the other thread queued behind this hold (or is
+								// done)
+								await().atMost(Duration.ofSeconds(5))
+									.until(() -> own.call("LLEN", QUEUE).equals(1L) || finished.get() > 0);
 								inside.decrementAndGet();
 							}
 						}
 					}
 					catch (Exception ex) {
 						throw new IllegalStateException(ex);
+					}
+					finally {
+						finished.incrementAndGet();
 					}
 				}, Executors.newSingleThreadExecutor()));
 			}
@@ -261,35 +268,35 @@ class HandOffTests {
 			// release
 			// instead of the hand-off message asks once more
 			long extra = scripts - 2L * 2 * rounds;
-			System.out.printf("2 threads of one client, %d acquisitions, 5 ms inside: %d scripts (%d beyond 2 per "
-					+ "acquisition), %d overlaps%n", 2 * rounds, scripts, extra, overlaps.get());
+			System.out.printf(
+					"2 threads of one client, %d acquisitions, each held until the other queued: %d scripts (%d beyond 2 per "
+							+ "acquisition), %d overlaps%n",
+					2 * rounds, scripts, extra, overlaps.get());
 			assertThat(overlaps.get()).isZero();
 			assertThat(extra).as("scripts beyond an attempt and a release per acquisition").isLessThanOrEqualTo(1);
 		}
 	}
 
-	/** A waiter was inside with this fencing token at this {@code nanoTime}. */
-	record Inside(long token, long at) {
+	/**
+	 * A waiter was inside with this fencing token at this {@code nanoTime}, when Redis
+	 * had run this many scripts.
+	 */
+	record Inside(long token, long at, long scripts) {
 	}
 
 	/**
-	 * Starts a waiter that holds the lock for 50 ms once inside, and waits until it is
-	 * the {@code position}-th in the queue.
+	 * Starts a waiter that, once inside, notes its fencing token, the time and the
+	 * scripts Redis ran, and releases; waits until it is the {@code position}-th in the
+	 * queue.
 	 */
 	private CompletableFuture<Inside> waitFor(RedisLockTemplate locks, int position) {
 		CompletableFuture<Inside> acquired = CompletableFuture.supplyAsync(() -> {
 			try (LockHandle lock = locks.acquire("job")) {
 				long at = System.nanoTime();
-				Thread.sleep(50); // holds it a little, so that the next one waits
-				return new Inside(lock.fencingToken(), at);
-			}
-			catch (InterruptedException ex) {
-				throw new IllegalStateException(ex);
+				return new Inside(lock.fencingToken(), at, TestLocks.commandCalls(this.redis, "evalsha"));
 			}
 		});
-		assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength() == position))
-			.as("waiter %d queued", position)
-			.isTrue();
+		await("waiter " + position + " queued").atMost(Duration.ofSeconds(5)).until(() -> queueLength() == position);
 		return acquired;
 	}
 
@@ -303,10 +310,8 @@ class HandOffTests {
 			try (LockHandle held = holder.acquire("job")) {
 				assertThatExceptionOfType(LockAcquisitionException.class)
 					.isThrownBy(() -> waiter.withWaitTime(Duration.ofMillis(300)).acquire("job"));
-				assertThat(TestLocks.eventually(Duration.ofSeconds(2),
-						() -> queueLength() == 0 && this.redis.call("HLEN", TABLE).equals(0L)))
-					.as("queue empty after the waiter gave up")
-					.isTrue();
+				await("queue empty after the waiter gave up").atMost(Duration.ofSeconds(2))
+					.until(() -> queueLength() == 0 && this.redis.call("HLEN", TABLE).equals(0L));
 			}
 			assertThat(this.redis.call("EXISTS", "lockstep:job")).as("released, not handed to the waiter that left")
 				.isEqualTo(0L);

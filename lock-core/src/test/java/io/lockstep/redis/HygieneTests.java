@@ -6,13 +6,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Nothing is left behind: no lock keys, no subscriptions, no renewal tasks, no threads.
@@ -29,7 +31,7 @@ class HygieneTests {
 			String key = "clean:" + i;
 			LockHandle held = locks.acquire(key);
 			CompletableFuture<Void> waiter = CompletableFuture.runAsync(() -> other.execute(key, (lock) -> null));
-			TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
+			Eventually.holds(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
 			held.close();
 			waiter.get(5, TimeUnit.SECONDS);
 		}
@@ -48,18 +50,14 @@ class HygieneTests {
 		try (LockHandle held = locks.acquire("clean:a")) {
 			multiKeyWaiter = CompletableFuture
 				.runAsync(() -> other.executeAll(List.of("clean:a", "clean:b"), (lock) -> null));
-			TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2),
-					() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:clean:*")).size() == 1))
-				.as("the release channel of the key a lock on two keys waits for")
-				.isTrue();
+			Eventually.holds(Duration.ofSeconds(2), () -> Probes.engine(other).keysWaitedFor() > 0);
+			await("the release channel of the key a lock on two keys waits for").atMost(Duration.ofSeconds(2))
+				.until(() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:clean:*")).size() == 1);
 		}
 		multiKeyWaiter.get(5, TimeUnit.SECONDS);
 		long waitersLeft = System.nanoTime();
-		assertThat(TestLocks.eventually(Duration.ofSeconds(10),
-				() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:clean:*")).isEmpty()))
-			.as("no release channel subscribed some seconds after the waiters left")
-			.isTrue();
+		await("no release channel subscribed some seconds after the waiters left").atMost(Duration.ofSeconds(10))
+			.until(() -> ((List<?>) redis.call("PUBSUB", "CHANNELS", "lockstep:clean:*")).isEmpty());
 		System.out.printf("release channel unsubscribed %d ms after its last waiter left; own channel %s%n",
 				(System.nanoTime() - waitersLeft) / 1_000_000, channels.get(0));
 		locks.close();
@@ -69,7 +67,7 @@ class HygieneTests {
 		List<Object> keys = (List<Object>) ((List<?>) redis.call("SCAN", "0", "MATCH", "lockstep:*", "COUNT", "10000"))
 			.get(1);
 		String pubSubClients = (String) redis.call("CLIENT", "LIST", "TYPE", "pubsub");
-		boolean watchdogThreadAlive = TestLocks.eventually(Duration.ofSeconds(2),
+		boolean watchdogThreadAlive = Eventually.holds(Duration.ofSeconds(2),
 				() -> Thread.getAllStackTraces()
 					.keySet()
 					.stream()

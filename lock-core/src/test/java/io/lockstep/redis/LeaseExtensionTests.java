@@ -5,6 +5,7 @@ import java.time.Duration;
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link LockHandle#extend(Duration)} on a single master beyond the contract (see
@@ -53,7 +55,7 @@ class LeaseExtensionTests {
 			try (LockHandle lock = locks.acquire("job:extended")) {
 				assertThat(lock.extend(Duration.ofSeconds(10))).isTrue();
 				// five renewal periods of the 600 ms watchdog lease
-				TestLocks.eventually(LEASE.multipliedBy(5).dividedBy(3), () -> false);
+				Eventually.holds(LEASE.multipliedBy(5).dividedBy(3), () -> false);
 				long left = (Long) this.redis.call("PTTL", "lockstep:job:extended");
 				System.out.printf("extend(10s) on a 600 ms watchdog lease: %d ms left after 1 s of renewals%n", left);
 				assertThat(left).as("the stored lease after the watchdog's renewals").isGreaterThan(7_000L);
@@ -81,16 +83,13 @@ class LeaseExtensionTests {
 					fixedLeft);
 			assertThat(renewedLeft).isBetween(1L, 1500L);
 			assertThat(fixedLeft).isBetween(1L, 1500L);
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !renewed.isHeld() && !fixed.isHeld()))
-				.as("not held once the cap passed")
-				.isTrue();
+			await("not held once the cap passed").atMost(Duration.ofSeconds(5))
+				.until(() -> !renewed.isHeld() && !fixed.isHeld());
 			assertThat(renewed.extend(Duration.ofSeconds(5))).as("extend after the cap").isFalse();
 			assertThat(fixed.extend(Duration.ofSeconds(5))).isFalse();
 			// the local deadline is conservative: the key goes a few ms later
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2),
-					() -> Long.valueOf(-2).equals(this.redis.call("PTTL", "lockstep:job:capped"))))
-				.as("the key gone by the cap")
-				.isTrue();
+			await("the key gone by the cap").atMost(Duration.ofSeconds(2))
+				.until(() -> Long.valueOf(-2).equals(this.redis.call("PTTL", "lockstep:job:capped")));
 		}
 	}
 

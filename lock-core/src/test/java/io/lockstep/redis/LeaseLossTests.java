@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * Lease loss is detected, signalled, counted and surfaced at release.
@@ -106,6 +107,56 @@ class LeaseLossTests {
 			assertThat(locks.tryAcquire("report")).isPresent().get().satisfies(LockHandle::close);
 		}
 		finally {
+			client.shutdown();
+		}
+	}
+
+	private static final Duration SHORT_LEASE = Duration.ofMillis(600);
+
+	private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(200);
+
+	@Test
+	void interruptOnLeaseLostEndsTheCallWithLockLostExceptionAndClearsTheInterrupt(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		AtomicBoolean interrupted = new AtomicBoolean();
+		AtomicLong waitedMillis = new AtomicLong();
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.leaseTime(SHORT_LEASE)
+			.commandTimeout(COMMAND_TIMEOUT)
+			.interruptOnLeaseLost(true)
+			.build()) {
+			Throwable thrown;
+			boolean leftInterrupted;
+			try {
+				thrown = catchThrowable(() -> locks.execute("interrupted", (lock) -> {
+					redis.call("DEL", "lockstep:interrupted");
+					long start = System.nanoTime();
+					try {
+						new CountDownLatch(1).await(10, TimeUnit.SECONDS);
+					}
+					catch (InterruptedException ex) {
+						interrupted.set(true);
+						// well-behaved work restores the flag
+						Thread.currentThread().interrupt();
+					}
+					waitedMillis.set((System.nanoTime() - start) / 1_000_000);
+					return "done";
+				}));
+			}
+			finally {
+				leftInterrupted = Thread.interrupted();
+			}
+			System.out.printf(
+					"key deleted during the call: interrupted %s after %d ms; execute() threw %s; "
+							+ "interrupt flag after: %s%n",
+					interrupted.get(), waitedMillis.get(), thrown, leftInterrupted);
+			assertThat(interrupted.get()).as("the lost lease interrupted the work").isTrue();
+			assertThat(thrown).as("what execute() threw").isInstanceOf(LockLostException.class);
+			assertThat(leftInterrupted).as("interrupt flag after execute() returned").isFalse();
+		}
+		finally {
+			Thread.interrupted();
 			client.shutdown();
 		}
 	}

@@ -15,11 +15,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -97,7 +98,7 @@ class LeaseStateMachineTests {
 			done.set(true);
 			chaos.get(10, TimeUnit.SECONDS);
 			// listeners run on their own thread: wait (bounded) until every loss is told
-			TestLocks.eventually(Duration.ofSeconds(5), () -> events.keySet().containsAll(lostAtClose));
+			Eventually.holds(Duration.ofSeconds(5), () -> events.keySet().containsAll(lostAtClose));
 
 			Set<Long> reported = ConcurrentHashMap.newKeySet();
 			reported.addAll(lostAtClose);
@@ -204,6 +205,7 @@ class LeaseStateMachineTests {
 		}
 	}
 
+	/** Models elapsed time: a hold, a pause of Redis, the chaos loop's pace. */
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Lock delay ({@code lockstep.lock-delay}): a lease that ends without a release (the
@@ -94,9 +95,8 @@ class LockDelayTests {
 						return System.nanoTime();
 					}
 				});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> io.lockstep.internal.engine.Probes.engine(waiter).keysWaitedFor() == 1))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> io.lockstep.internal.engine.Probes.engine(waiter).keysWaitedFor() == 1);
 			long released = System.nanoTime();
 			held.close();
 			long afterMillis = (next.get(20, java.util.concurrent.TimeUnit.SECONDS) - released) / 1_000_000;
@@ -112,7 +112,7 @@ class LockDelayTests {
 			.build(); RedisLockTemplate others = TestLocks.builder(TestLocks.client(this.redis)).build()) {
 			LockHandle lost = locks.read().withLeaseTime(Duration.ofMillis(300)).acquire("delay:doc");
 			long acquired = System.nanoTime();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> !lost.isHeld())).isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> !lost.isHeld());
 			Optional<LockHandle> reader = others.read().tryAcquire("delay:doc");
 			assertThat(reader).as("another reader joins while the lost share is in its delay").isPresent();
 			reader.get().close();

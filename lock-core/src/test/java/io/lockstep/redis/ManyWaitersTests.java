@@ -8,14 +8,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Many waiters of one client for one key: only the longest-waiting one talks to Redis
@@ -64,7 +66,7 @@ class ManyWaitersTests {
 			// it locally without asking: wait until all are queued and no script ran for
 			// 300 ms (the head re-checks every 500 ms), then the hold lasts 2 s more
 			long[] last = { -1, System.nanoTime() };
-			assertThat(TestLocks.eventually(Duration.ofSeconds(60), () -> {
+			await().atMost(Duration.ofSeconds(60)).until(() -> {
 				long now = TestLocks.commandCalls(redis, "evalsha");
 				if (now != last[0]) {
 					last[0] = now;
@@ -72,11 +74,11 @@ class ManyWaitersTests {
 				}
 				return now >= 1 && System.nanoTime() - last[1] > TimeUnit.MILLISECONDS.toNanos(300)
 						&& Probes.engine(locks).waitersOf("lockstep:crowded") == WAITERS;
-			})).isTrue();
+			});
 			System.out.printf("%d waiters parked after %d scripts%n", WAITERS, last[0]);
 			assertThat(last[0]).as("scripts run while %d waiters arrived", WAITERS).isLessThan(WAITERS / 4);
 			long before = TestLocks.commandCalls(redis, "evalsha");
-			TestLocks.eventually(Duration.ofSeconds(2), () -> false); // the hold
+			Eventually.holds(Duration.ofSeconds(2), () -> false); // the hold
 			long duringHold = TestLocks.commandCalls(redis, "evalsha") - before;
 			long start = System.nanoTime();
 			long beforeHandOffs = TestLocks.commandCalls(redis, "evalsha");

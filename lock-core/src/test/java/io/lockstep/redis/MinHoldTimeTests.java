@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.RedisNode;
@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code withMinHoldTime}: a lock released before its minimum hold passed stays taken
@@ -63,6 +64,7 @@ class MinHoldTimeTests {
 			long before = System.nanoTime();
 			LockHandle lock = locks.withMinHoldTime(Duration.ofSeconds(3)).acquire("job:early");
 			long acquired = System.nanoTime();
+			// models a run of 500 ms, shorter than the minimum hold (not synchronisation)
 			Thread.sleep(500);
 			long closing = System.nanoTime();
 			lock.close();
@@ -78,9 +80,8 @@ class MinHoldTimeTests {
 			assertThat(Probes.engine(locks).leasesLost()).isZero();
 			assertThat(others.tryAcquire("job:early")).as("another owner finds it taken").isEmpty();
 			assertThat(locks.tryAcquire("job:early")).as("so does the same template").isEmpty();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(4), () -> !others.isLocked("job:early")))
-				.as("expired by the end of the minimum hold")
-				.isTrue();
+			await("expired by the end of the minimum hold").atMost(Duration.ofSeconds(4))
+				.until(() -> !others.isLocked("job:early"));
 			assertThat(millis(System.nanoTime() - before)).isBetween(2900L, 4500L);
 			others.tryAcquire("job:early").orElseThrow().close();
 		}
@@ -111,8 +112,9 @@ class MinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(others).keysWaitedFor() == 1))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(others).keysWaitedFor() == 1);
+			// models a run of 900 ms, longer than the minimum hold of 600 ms (the waiter
+			// is queued already: not synchronisation)
 			Thread.sleep(900);
 			long closed = System.nanoTime();
 			lock.close();
@@ -134,8 +136,7 @@ class MinHoldTimeTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(others).keysWaitedFor() == 1))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(others).keysWaitedFor() == 1);
 			lock.close();
 			long acquiredAfter = millis(next.get(8, TimeUnit.SECONDS) - before);
 			System.out.printf("min hold 2s, closed at once: the waiter acquired %d ms after the first acquisition%n",
@@ -161,15 +162,15 @@ class MinHoldTimeTests {
 			locks.withMinHoldTime(Duration.ofSeconds(2)).acquire("job:quiet").close();
 			assertThat(published.poll(500, TimeUnit.MILLISECONDS)).as("no waiter is woken: the key is still taken")
 				.isNull();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(4), () -> !locks.isLocked("job:quiet"))).isTrue();
+			await().atMost(Duration.ofSeconds(4)).until(() -> !locks.isLocked("job:quiet"));
 			LockHandle lock = locks.withMinHoldTime(Duration.ofMillis(100)).acquire("job:quiet");
 			CompletableFuture<Void> waiter = CompletableFuture
 				.runAsync(() -> locks.withWaitTime(Duration.ofSeconds(5)).acquire("job:quiet").close());
 			// the waiter has asked once and marked the key as waited for
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> String.valueOf(this.redis.call("GET", "lockstep:job:quiet")).endsWith(":w")))
-				.isTrue();
-			Thread.sleep(200); // past the minimum hold
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> String.valueOf(this.redis.call("GET", "lockstep:job:quiet")).endsWith(":w"));
+			// models a run of 200 ms, past the minimum hold of 100 ms
+			Thread.sleep(200);
 			lock.close();
 			assertThat(published.poll(5, TimeUnit.SECONDS)).as("a release after the minimum hold notifies the waiter")
 				.isEqualTo("lockstep:job:quiet");

@@ -23,6 +23,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The pass-on of a wake-up by a multi-key waiter, measured over many rounds on whichever
@@ -105,9 +106,8 @@ class MultiKeyPassOnTimingTests {
 					}
 				}, "waiter-both-" + round);
 				first.start();
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 1))
-					.isTrue();
+				await().atMost(Duration.ofSeconds(5))
+					.until(() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 1);
 				assertThat(TestLocks.parkedFor(first, Duration.ofMillis(100), Duration.ofSeconds(5))).isTrue();
 				AtomicLong acquiredAt = new AtomicLong();
 				Thread second = new Thread(() -> {
@@ -119,9 +119,8 @@ class MultiKeyPassOnTimingTests {
 					}
 				}, "waiter-a-" + round);
 				second.start();
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 2))
-					.isTrue();
+				await().atMost(Duration.ofSeconds(5))
+					.until(() -> Probes.engine(waiters).waitersOf("lockstep:" + a) == 2);
 				assertThat(TestLocks.parkedFor(second, Duration.ofMillis(100), Duration.ofSeconds(5))).isTrue();
 				int mark = monitor.mark("release-" + round);
 				long released = System.nanoTime();

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Observations become timers tagged by lock name and outcome, never by the evaluated key.
@@ -139,7 +140,7 @@ class ObservationTests {
 	void aLostLeaseIsAnEventOfTheHeldObservation() {
 		LockHandle lock = this.locks.acquire("lost");
 		this.redis.call("DEL", "lockstep:lost");
-		assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> !this.events.isEmpty())).isTrue();
+		await().atMost(Duration.ofSeconds(2)).until(() -> !this.events.isEmpty());
 		assertThat(this.events).extracting(Observation.Event::getName).containsExactly("lease.lost");
 		assertThatExceptionOfType(io.lockstep.LockLostException.class).isThrownBy(lock::close);
 	}

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The hand-off queue under faults: a queued waiter's JVM killed, the holder's JVM killed
@@ -82,19 +83,19 @@ class QueueFaultTests {
 						Long.toString(leaseMillis))) {
 			LockHandle held = holder.acquire("job");
 			worker.await("WAITING", Duration.ofSeconds(30));
-			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 1)).isTrue();
+			await().atMost(Duration.ofSeconds(10)).until(() -> queueLength(redis) == 1);
 			CompletableFuture<Long> nextInside = CompletableFuture.supplyAsync(() -> {
 				try (LockHandle lock = next.acquire("job")) {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 2)).isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> queueLength(redis) == 2);
 			worker.kill(); // SIGKILL while its queue entry is still live
 			long released = System.nanoTime();
 			held.close(); // hands the lock to the dead waiter
 			long pttl = (Long) redis.call("PTTL", "lockstep:job");
 			long waitedMillis = (nextInside.get(20, TimeUnit.SECONDS) - released) / 1_000_000;
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> queueLength(redis) == 0);
 			return new long[] { pttl, waitedMillis };
 		}
 	}
@@ -112,7 +113,7 @@ class QueueFaultTests {
 			for (RedisLockTemplate locks : List.of(first, second)) {
 				waiters.add(countedWaiter(locks, inside, overlaps));
 			}
-			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
+			await().atMost(Duration.ofSeconds(10)).until(() -> queueLength(redis) == 2);
 			long killed = System.nanoTime();
 			worker.kill();
 			long lastMillis = lastInsideMillis(waiters, killed, Duration.ofSeconds(10));
@@ -120,7 +121,7 @@ class QueueFaultTests {
 					+ " %d overlaps%n", lastMillis, overlaps.get());
 			assertThat(overlaps.get()).isZero();
 			assertThat(lastMillis).isLessThan(1000 + 1500);
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> queueLength(redis) == 0);
 		}
 	}
 
@@ -138,7 +139,7 @@ class QueueFaultTests {
 				RedisLockTemplate locks = (i % 2 == 0) ? first : second;
 				waiters.add(countedWaiter(locks, inside, overlaps));
 			}
-			assertThat(TestLocks.eventually(Duration.ofSeconds(10), () -> queueLength(redis) == 2)).isTrue();
+			await().atMost(Duration.ofSeconds(10)).until(() -> queueLength(redis) == 2);
 			long restarted = System.nanoTime();
 			redis.restart(); // no persistence: the key and the queue are gone
 			long lastMillis = lastInsideMillis(waiters, restarted, Duration.ofSeconds(15));
@@ -153,7 +154,7 @@ class QueueFaultTests {
 					+ "%d overlaps, holder's loss reported: %s%n", lastMillis, overlaps.get(), holderLost);
 			assertThat(overlaps.get()).isZero();
 			assertThat(holderLost).isTrue();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> queueLength(redis) == 0)).isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> queueLength(redis) == 0);
 		}
 	}
 

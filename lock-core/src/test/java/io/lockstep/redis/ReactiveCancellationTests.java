@@ -12,6 +12,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.LockLostEvent;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -23,6 +24,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Cancelling a reactive acquisition ends it without a trace: nothing queued or held is
@@ -66,7 +68,7 @@ class ReactiveCancellationTests {
 					return Mono.never();
 				}).subscribe();
 				int attempt = i;
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> queueLength(redis) == 1))
+				assertThat(Eventually.holds(Duration.ofSeconds(5), () -> queueLength(redis) == 1))
 					.as("subscription %d queued", attempt)
 					.isTrue();
 				held.close(); // hands the lock to the queued subscription
@@ -81,11 +83,9 @@ class ReactiveCancellationTests {
 			long millis = (System.nanoTime() - start) / 1_000_000;
 			// a loss is reported once the release of the lease taken meanwhile completes
 			// (one round trip): wait for a late report a while
-			TestLocks.eventually(Duration.ofSeconds(1), () -> !events.isEmpty());
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> redis.call("EXISTS", "lockstep:" + KEY).equals(0L) && queueLength(redis) == 0))
-				.as("key and queue empty after the last cancel")
-				.isTrue();
+			Eventually.holds(Duration.ofSeconds(1), () -> !events.isEmpty());
+			await("key and queue empty after the last cancel").atMost(Duration.ofSeconds(5))
+				.until(() -> redis.call("EXISTS", "lockstep:" + KEY).equals(0L) && queueLength(redis) == 0);
 			System.out.printf(
 					"%d reactive acquisitions cancelled as the lock was handed to them (%d ms): %d entered their work, "
 							+ "%d LockLostEvents, lease-lost count %d%s%n",

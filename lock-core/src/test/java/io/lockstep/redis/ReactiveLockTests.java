@@ -16,12 +16,12 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.ReactiveLockTemplate;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.engine.ReactiveLocks;
 import io.lockstep.test.ChaosProxy;
 import io.lockstep.test.RedisFixture;
@@ -37,6 +37,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link ReactiveLockTemplate} on one Redis master: locked for the subscription, released
@@ -140,8 +141,7 @@ class ReactiveLockTests {
 			assertThat(workCancelled).isTrue();
 			assertThat(millis).isLessThan(200);
 			// the key goes when the script runs, the registry entry when its reply is in
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> Probes.engine(blocking).registered() == 0))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> Probes.engine(blocking).registered() == 0);
 		}
 	}
 

@@ -10,11 +10,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.DistributedLocks;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
@@ -23,6 +25,8 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Reentrancy per call context without Redis commands; the handle, not the thread, is the
@@ -102,7 +106,7 @@ class ReentrancyTests {
 	void fencingTokensKeepIncreasingAcrossLeaseExpiryAndRedisRestart() {
 		LockHandle expiring = this.locks.withLeaseTime(Duration.ofMillis(100)).acquire("token");
 		long first = expiring.fencingToken();
-		assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> !this.locks.isLocked("token"))).isTrue();
+		await().atMost(Duration.ofSeconds(2)).until(() -> !this.locks.isLocked("token"));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(expiring::close);
 		long afterExpiry = this.locks.execute("token", LockHandle::fencingToken);
 		assertThat(afterExpiry).isGreaterThan(first);
@@ -175,6 +179,94 @@ class ReentrancyTests {
 		}
 		finally {
 			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void acquiringOneKeyOfAHeldSetReentersWithoutWaiting(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client).waitTime(Duration.ofSeconds(3)).build();
+				RedisLockTemplate other = TestLocks.builder(client).build()) {
+			try (LockHandle all = locks.acquireAll(List.of("subset:a", "subset:b"))) {
+				AtomicReference<LockHandle> inner = new AtomicReference<>();
+				long start = System.nanoTime();
+				Throwable failure = catchThrowable(() -> inner.set(locks.acquire("subset:a")));
+				long millis = (System.nanoTime() - start) / 1_000_000;
+				System.out.printf("acquire(a) holding acquireAll([a, b]): %s after %d ms (wait time 3000 ms)%n",
+						(failure != null) ? failure : "re-entered", millis);
+				assertThat(failure).as("acquire(\"subset:a\") while this thread holds acquireAll([a, b])").isNull();
+				assertThat(millis).isLessThan(1_000);
+				inner.get().close();
+				assertThat(all.isHeld()).as("outer handle after the inner close").isTrue();
+				assertThat(other.tryAcquire("subset:a")).as("another owner's tryAcquire(a) after the inner close")
+					.isEmpty();
+				assertThat(locks.isLocked("subset:b")).isTrue();
+			}
+			assertThat(locks.isLocked("subset:a")).isFalse();
+			assertThat(locks.isLocked("subset:b")).isFalse();
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	@Test
+	void acquiringASupersetOfAHeldKeyTakesTheMissingKeysWithoutWaiting(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client).waitTime(Duration.ofSeconds(3)).build();
+				RedisLockTemplate other = TestLocks.builder(client).build()) {
+			try (LockHandle a = locks.acquire("superset:a")) {
+				AtomicReference<LockHandle> inner = new AtomicReference<>();
+				long start = System.nanoTime();
+				Throwable failure = catchThrowable(
+						() -> inner.set(locks.acquireAll(List.of("superset:a", "superset:b"))));
+				long millis = (System.nanoTime() - start) / 1_000_000;
+				System.out.printf("acquireAll([a, b]) holding acquire(a): %s after %d ms (wait time 3000 ms)%n",
+						(failure != null) ? failure : "acquired", millis);
+				assertThat(failure).as("acquireAll([a, b]) while this thread holds acquire(\"superset:a\")").isNull();
+				assertThat(millis).isLessThan(1_000);
+				assertThat(locks.isLocked("superset:b")).isTrue();
+				inner.get().close();
+				assertThat(a.isHeld()).as("outer handle of a after the inner close").isTrue();
+				assertThat(other.tryAcquire("superset:a")).as("another owner's tryAcquire(a) after the inner close")
+					.isEmpty();
+				assertThat(locks.isLocked("superset:b")).as("b after the inner close").isFalse();
+			}
+			assertThat(locks.isLocked("superset:a")).isFalse();
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	@Test
+	void aKeyThatSpellsAHeldKeySetIsADifferentLock(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.keyPrefix("lockstep:")
+			.waitTime(Duration.ofSeconds(1))
+			.build()) {
+			try (LockHandle all = locks.acquireAll(List.of("id:a", "id:b"))) {
+				try (LockHandle single = locks.acquire("id:a,lockstep:id:b")) {
+					boolean ownKey = ((Long) redis.call("EXISTS", "lockstep:id:a,lockstep:id:b")) == 1L;
+					System.out.printf(
+							"holding {id:a, id:b}: acquire(\"id:a,lockstep:id:b\") %s; fencing tokens %d, %d%n",
+							ownKey ? "locked its own key" : "re-entered the key set", all.fencingToken(),
+							single.fencingToken());
+					assertThat(ownKey).as("Redis key 'lockstep:id:a,lockstep:id:b' exists while its lock is held")
+						.isTrue();
+				}
+				assertThat(redis.call("EXISTS", "lockstep:id:a,lockstep:id:b")).isEqualTo(0L);
+				assertThat(all.isHeld()).isTrue();
+				assertThat(locks.isLocked("id:a")).isTrue();
+				assertThat(locks.isLocked("id:b")).isTrue();
+			}
+		}
+		finally {
+			client.shutdown();
 		}
 	}
 

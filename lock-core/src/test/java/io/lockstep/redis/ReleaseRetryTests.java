@@ -3,16 +3,21 @@ package io.lockstep.redis;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
 import io.lockstep.internal.engine.Probes;
 import io.lockstep.test.ChaosProxy;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A release that fails after the guarded work (Redis unreachable for a moment, as during
@@ -43,9 +48,7 @@ class ReleaseRetryTests {
 						return System.nanoTime();
 					}
 				});
-				assertThat(
-						TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(waiter).keysWaitedFor() == 1))
-					.isTrue();
+				await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(waiter).keysWaitedFor() == 1);
 				// the release cannot reach Redis: it times out, and the caller is not
 				// failed for it
 				proxy.blackhole();
@@ -71,6 +74,45 @@ class ReleaseRetryTests {
 			if (behindProxy != null) {
 				behindProxy.shutdown();
 			}
+		}
+	}
+
+	private static final Duration SHORT_COMMAND_TIMEOUT = Duration.ofMillis(200);
+
+	@Test
+	void aReleaseThatFailsAfterTheWorkCompletedDoesNotFailTheCall(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		AtomicBoolean paused = new AtomicBoolean();
+		AtomicReference<String> result = new AtomicReference<>();
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.leaseTime(Duration.ofSeconds(5))
+			.commandTimeout(SHORT_COMMAND_TIMEOUT)
+			.build()) {
+			long start = System.nanoTime();
+			Throwable failure;
+			try {
+				failure = catchThrowable(() -> result.set(locks.execute("release:fails", (lock) -> {
+					redis.pause();
+					paused.set(true);
+					return "done";
+				})));
+			}
+			finally {
+				if (paused.get()) {
+					redis.resume();
+				}
+			}
+			long millis = (System.nanoTime() - start) / 1_000_000;
+			System.out.printf(
+					"Redis stopped as the work returned: execute() ended after %d ms with %s; %d leases lost%n", millis,
+					(failure != null) ? failure : "result '" + result.get() + "'", locks.leasesLost());
+			assertThat(paused.get()).isTrue();
+			assertThat(failure).as("execute() whose release failed after the work completed").isNull();
+			assertThat(result.get()).isEqualTo("done");
+		}
+		finally {
+			client.shutdown();
 		}
 	}
 

@@ -5,8 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
@@ -33,9 +34,9 @@ class RenewalBatchingTests {
 			}
 			long scriptsBefore = TestLocks.commandCalls(redis, "evalsha") + TestLocks.commandCalls(redis, "eval");
 			long window = lease.toMillis() * 2;
-			TestLocks.eventually(Duration.ofMillis(window), () -> false); // measuring
-																			// window, not
-																			// synchronisation
+			Eventually.holds(Duration.ofMillis(window), () -> false); // measuring
+																		// window, not
+																		// synchronisation
 			long roundTrips = TestLocks.commandCalls(redis, "evalsha") + TestLocks.commandCalls(redis, "eval")
 					- scriptsBefore;
 			int perTick = Probes.engine(locks).mostRenewalCallsInAPass();

@@ -6,9 +6,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A holder's renewals ride through Redis not answering within its lease; an acquisition
@@ -52,9 +54,8 @@ class RidingThroughFailuresTests {
 					return lock.fencingToken();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(locks).keysWaitedFor() == 1))
-				.as("the waiter waits")
-				.isTrue();
+			await("the waiter waits").atMost(Duration.ofSeconds(5))
+				.until(() -> Probes.engine(locks).keysWaitedFor() == 1);
 			redis.pause();
 			long pausedAt = System.nanoTime();
 			Throwable failure;
@@ -111,13 +112,13 @@ class RidingThroughFailuresTests {
 			LockHandle lock = locks.acquire("held");
 			redis.pause();
 			try {
-				TestLocks.eventually(PAUSE, () -> false); // renewals time out meanwhile
+				Eventually.holds(PAUSE, () -> false); // renewals time out meanwhile
 				assertThat(lock.isHeld()).isTrue();
 			}
 			finally {
 				redis.resume();
 			}
-			assertThat(TestLocks.eventually(Duration.ofSeconds(2), () -> !locks.renewalsFailing())).isTrue();
+			await().atMost(Duration.ofSeconds(2)).until(() -> !locks.renewalsFailing());
 			lock.verifyHeld();
 			lock.close();
 			assertThat(locks.leasesLost()).isZero();

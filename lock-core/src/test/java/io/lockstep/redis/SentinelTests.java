@@ -10,12 +10,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Lockstep behind Sentinel (a master, a replica, 3 sentinels): during a failover a call
@@ -67,42 +69,30 @@ class SentinelTests {
 				.map((waiter) -> waiter.handle((acquiredAt, failure) -> System.nanoTime()))
 				.toList();
 			assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> Probes.engine(a).keysWaitedFor() == 1 && Probes.engine(b).keysWaitedFor() == 1))
-				.as("both wait")
-				.isTrue();
+			await("both wait").atMost(Duration.ofSeconds(5))
+				.until(() -> Probes.engine(a).keysWaitedFor() == 1 && Probes.engine(b).keysWaitedFor() == 1);
 			int oldMaster = sentinels.master().port();
 			long killed = System.nanoTime();
 			sentinels.master().kill();
 			// a new acquisition on another key, started at once and made again after each
 			// failure, as an application that retries would
+			AtomicLong calls = new AtomicLong();
 			CompletableFuture<long[]> fresh = CompletableFuture.supplyAsync(() -> {
-				long calls = 0;
-				while (true) {
-					calls++;
-					try {
-						return new long[] { b.execute("fresh", (lock) -> System.nanoTime()), calls };
-					}
-					catch (LockException ex) {
-						if (System.nanoTime() - killed > TimeUnit.SECONDS.toNanos(40)) {
-							throw ex;
-						}
-						sleep(50); // a caller's retry delay, not synchronisation
-					}
-				}
+				// a caller's retry delay of 50 ms between calls
+				long acquiredAt = await().atMost(Duration.ofSeconds(40))
+					.pollInterval(Duration.ofMillis(50))
+					.ignoreExceptionsInstanceOf(LockException.class)
+					.until(() -> {
+						calls.incrementAndGet();
+						return b.execute("fresh", (lock) -> System.nanoTime());
+					}, (at) -> at != null);
+				return new long[] { acquiredAt, calls.get() };
 			});
-			long promoted = 0;
-			while (promoted == 0 && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(30)) {
-				try {
-					if (sentinels.currentMasterPort() != oldMaster) {
-						promoted = System.nanoTime();
-					}
-				}
-				catch (RuntimeException ex) {
-					// a sentinel busy with the failover: ask again
-				}
-				Thread.sleep(20);
-			}
+			await("a sentinel promoted a replica").atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(20))
+				.ignoreExceptionsInstanceOf(RuntimeException.class)
+				.until(() -> sentinels.currentMasterPort() != oldMaster);
+			long promoted = System.nanoTime();
 			long[] freshCall = fresh.get(45, TimeUnit.SECONDS);
 			try {
 				held.close();
@@ -147,16 +137,6 @@ class SentinelTests {
 		finally {
 			first.shutdown();
 			second.shutdown();
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
 		}
 	}
 

@@ -22,6 +22,7 @@ import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Edges of read/write locks and semaphores, each against a real redis-server: a reactive
@@ -128,10 +129,8 @@ class SharedLockEdgeTests {
 						}
 					});
 					writer.start();
-					assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-							() -> ((Long) this.node.call("LLEN", "lockstep:__q:" + key)) > 0))
-						.as("writer queued")
-						.isTrue();
+					await("writer queued").atMost(Duration.ofSeconds(5))
+						.until(() -> ((Long) this.node.call("LLEN", "lockstep:__q:" + key)) > 0);
 					CompletableFuture<Long> readerIn = new CompletableFuture<>();
 					Thread reader = new Thread(() -> {
 						try (LockHandle second = readers.read().acquire(key)) {
@@ -144,10 +143,8 @@ class SharedLockEdgeTests {
 					reader.start();
 					assertThat(TestLocks.parkedFor(reader, Duration.ofMillis(50), Duration.ofSeconds(5))).isTrue();
 					long lindex = TestLocks.commandCalls(this.node, "lindex");
-					assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-							() -> TestLocks.commandCalls(this.node, "lindex") > lindex))
-						.as("a refused re-check of the reader")
-						.isTrue();
+					await("a refused re-check of the reader").atMost(Duration.ofSeconds(5))
+						.until(() -> TestLocks.commandCalls(this.node, "lindex") > lindex);
 					writer.interrupt();
 					long gaveUp = writerGaveUp.get(10, TimeUnit.SECONDS);
 					long in = readerIn.get(10, TimeUnit.SECONDS);

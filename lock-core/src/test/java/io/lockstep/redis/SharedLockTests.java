@@ -23,10 +23,12 @@ import io.lockstep.LockHandle;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.Probes;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import io.lockstep.test.WorkerJvm;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -333,7 +335,7 @@ class SharedLockTests {
 					.waitTime(Duration.ofMillis(leaseMillis * 2))
 					.build()) {
 					assertThat(writers.tryAcquire("doc:6")).isEmpty();
-					TestLocks.eventually(Duration.ofMillis(leaseMillis + 500), () -> false);
+					Eventually.holds(Duration.ofMillis(leaseMillis + 500), () -> false);
 					assertThat(reader.isHeld()).isTrue();
 					assertThat(writers.tryAcquire("doc:6")).isEmpty();
 					reader.close();
@@ -374,7 +376,7 @@ class SharedLockTests {
 			CompletableFuture<Integer> writer = locks.write()
 				.execute("doc:7", (lock) -> Mono.fromCallable(inside::get))
 				.toFuture();
-			assertThat(TestLocks.eventually(Duration.ofMillis(300), writer::isDone)).isFalse();
+			assertThat(Eventually.holds(Duration.ofMillis(300), writer::isDone)).isFalse();
 			long left = System.nanoTime();
 			leave.tryEmitEmpty();
 			first.get(10, TimeUnit.SECONDS);
@@ -407,12 +409,12 @@ class SharedLockTests {
 			assertThat(third.withPermits(2).tryAcquire("export:3")).isEmpty();
 			second.close();
 			LockHandle again = other.withPermits(2).tryAcquire("export:3").orElseThrow();
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-					() -> third.withPermits(2).tryAcquire("export:3").map((lock) -> {
-						lock.close();
-						return true;
-					}).orElse(false)))
-				.isTrue();
+			Awaitility.await()
+				.atMost(Duration.ofSeconds(5))
+				.until(() -> third.withPermits(2).tryAcquire("export:3").map((lock) -> {
+					lock.close();
+					return true;
+				}).orElse(false));
 			long freedMillis = (System.nanoTime() - released) / 1_000_000;
 			again.close();
 			System.out.printf("semaphore of 2, one permit released under a 1.5 s minimum hold: the other permit "
@@ -438,12 +440,12 @@ class SharedLockTests {
 				assertThatExceptionOfType(LockAcquisitionException.class)
 					.isThrownBy(() -> writer.write().acquire("doc:9"));
 				long gaveUp = System.nanoTime();
-				assertThat(TestLocks.eventually(Duration.ofSeconds(1),
-						() -> later.read().tryAcquire("doc:9").map((lock) -> {
-							lock.close();
-							return true;
-						}).orElse(false)))
-					.isTrue();
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(1))
+					.until(() -> later.read().tryAcquire("doc:9").map((lock) -> {
+						lock.close();
+						return true;
+					}).orElse(false));
 				System.out.printf("a writer that gave up after 300 ms: a later reader got in %d ms after%n",
 						(System.nanoTime() - gaveUp) / 1_000_000);
 				assertThat(reader.isHeld()).isTrue();
@@ -482,13 +484,12 @@ class SharedLockTests {
 						return in;
 					})));
 				}
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5),
-						() -> Probes.engine(readers).waitersOf("lockstep:doc:10") == 2
-								&& Probes.engine(moreReaders).waitersOf("lockstep:doc:10") == 1))
-					.isTrue();
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(5))
+					.until(() -> Probes.engine(readers).waitersOf("lockstep:doc:10") == 2
+							&& Probes.engine(moreReaders).waitersOf("lockstep:doc:10") == 1);
 				// the readers' queued attempts are in
-				assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> probe.llen("lockstep:__q:doc:10") == 3))
-					.isTrue();
+				Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> probe.llen("lockstep:__q:doc:10") == 3);
 				long released = System.nanoTime();
 				writer.close();
 				assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();

@@ -7,8 +7,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -108,7 +109,7 @@ class TenThousandWaitersTests {
 		}
 		assertThat(calling.await(60, TimeUnit.SECONDS)).isTrue();
 		// all wait: they are queued in the JVM (only their head asks Redis)
-		assertThat(TestLocks.eventually(Duration.ofSeconds(60),
+		assertThat(Eventually.holds(Duration.ofSeconds(60),
 				() -> Probes.engine(locks).waitersOf("lockstep:" + key) == waiters))
 			.as("%d callers waiting", waiters)
 			.isTrue();

@@ -72,8 +72,8 @@ final class TestLocks {
 	}
 
 	/**
-	 * Polls a condition (a check, not synchronisation) until it holds or the timeout
-	 * passes.
+	 * Like {@link Eventually#holds}; kept for the script tests that call it (new tests
+	 * use Awaitility, or {@code Eventually} for a check reported before it is asserted).
 	 */
 	static boolean eventually(Duration timeout, BooleanSupplier condition) {
 		return Eventually.holds(timeout, condition);

@@ -21,9 +21,10 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Lockstep over TLS ({@code rediss://}): with the server's CA trusted, locks, renewals
@@ -112,9 +114,8 @@ class TlsTests {
 					return System.nanoTime();
 				}
 			});
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> Probes.engine(b).keysWaitedFor() == 1))
-				.isTrue();
-			TestLocks.eventually(Duration.ofMillis(2_000), () -> false);
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(b).keysWaitedFor() == 1);
+			Eventually.holds(Duration.ofMillis(2_000), () -> false);
 			assertThat(held.isHeld()).isTrue();
 			long released = System.nanoTime();
 			held.close();

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Every waiter of a key is served in its turn while other clients keep taking the key,
@@ -65,7 +66,7 @@ class WaiterFairnessTests {
 					}
 				}));
 			}
-			assertThat(TestLocks.eventually(Duration.ofSeconds(5), () -> taken.get() >= 20)).as("B contends").isTrue();
+			await("B contends").atMost(Duration.ofSeconds(5)).until(() -> taken.get() >= 20);
 			AtomicReference<Object> multi = new AtomicReference<>();
 			Thread multiKey = new Thread(() -> {
 				try (LockHandle all = a.withWaitTime(Duration.ofSeconds(10)).acquireAll(List.of(key, "other"))) {

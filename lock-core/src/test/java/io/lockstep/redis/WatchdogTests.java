@@ -1,15 +1,26 @@
 package io.lockstep.redis;
 
+import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.internal.engine.Probes;
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
+import io.lockstep.internal.engine.Probes;
+import io.lockstep.test.Eventually;
+import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import io.lockstep.test.WorkerJvm;
@@ -19,6 +30,8 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Leases: renewed while the holder works, expiring when it dies, fixed leases expiring on
@@ -61,7 +74,7 @@ class WatchdogTests {
 				assertThat(other.tryAcquire("job:1")).as("acquired by another owner after %d checks", checks).isEmpty();
 				assertThat(lock.isHeld()).isTrue();
 				checks++;
-				TestLocks.eventually(Duration.ofMillis(50), () -> false);
+				Eventually.holds(Duration.ofMillis(50), () -> false);
 			}
 			lock.close();
 			assertThat(holder.leasesLost()).isZero();
@@ -82,7 +95,7 @@ class WatchdogTests {
 			long until = System.nanoTime() + Duration.ofMillis(leaseMillis * 5).toNanos();
 			while (System.nanoTime() < until) {
 				assertThat(locks.tryAcquire("job:2")).isEmpty();
-				TestLocks.eventually(Duration.ofMillis(100), () -> false);
+				Eventually.holds(Duration.ofMillis(100), () -> false);
 			}
 			holder.kill();
 			long killed = System.nanoTime();
@@ -146,15 +159,14 @@ class WatchdogTests {
 			thread.join(5_000);
 			assertThat(thread.isAlive()).isFalse();
 			assertThat(locks.isLocked("job:4")).isTrue();
-			assertThat(TestLocks.eventually(LEASE.multipliedBy(6), () -> {
+			await("the lease of a handle nobody can close expires").atMost(LEASE.multipliedBy(6)).until(() -> {
 				System.gc();
 				return !locks.isLocked("job:4");
-			})).as("the lease of a handle nobody can close expires").isTrue();
+			});
 			// the watchdog forgets it on its next pass, which a loaded machine may run
 			// after the key expired
-			assertThat(TestLocks.eventually(LEASE.multipliedBy(2), () -> Probes.engine(locks).registered() == 0))
-				.as("the watchdog forgets the dropped handle")
-				.isTrue();
+			await("the watchdog forgets the dropped handle").atMost(LEASE.multipliedBy(2))
+				.until(() -> Probes.engine(locks).registered() == 0);
 		}
 	}
 
@@ -166,7 +178,7 @@ class WatchdogTests {
 			lock.close();
 			assertThat(Probes.engine(locks).registered()).isZero();
 			long before = TestLocks.commandCalls(this.redis, "evalsha");
-			TestLocks.eventually(LEASE, () -> false);
+			Eventually.holds(LEASE, () -> false);
 			assertThat(TestLocks.commandCalls(this.redis, "evalsha")).as("no renewal after release").isEqualTo(before);
 		}
 	}
@@ -181,17 +193,316 @@ class WatchdogTests {
 			// come late on a loaded machine
 			long start = System.nanoTime();
 			LockHandle lock = locks.acquire("job:6");
-			assertThat(TestLocks.eventually(maxHold.plus(LEASE).plusMillis(500), () -> !locks.isLocked("job:6")))
-				.isTrue();
+			await().atMost(maxHold.plus(LEASE).plusMillis(500)).until(() -> !locks.isLocked("job:6"));
 			long goneMillis = (System.nanoTime() - start) / 1_000_000;
 			ttlAtCap.set(goneMillis);
 			System.out.printf("max-hold-time %d ms: key gone after %d ms%n", maxHold.toMillis(), goneMillis);
 			assertThat(goneMillis).isBetween(maxHold.toMillis() - 100, maxHold.toMillis() + 500);
-			assertThat(TestLocks.eventually(Duration.ofSeconds(1), () -> !lost.isEmpty())).isTrue();
+			await().atMost(Duration.ofSeconds(1)).until(() -> !lost.isEmpty());
 			assertThat(lost.get(0).getReason()).contains("max-hold-time");
 			assertThat(lock.isHeld()).isFalse();
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(lock::close);
 		}
+	}
+
+	private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(200);
+
+	@Test
+	void aHandleStaysRenewedAfterTheThreadThatAcquiredItEnds(RedisFixture fixture) throws Exception {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.leaseTime(LEASE)
+			.commandTimeout(COMMAND_TIMEOUT)
+			.build()) {
+			AtomicReference<LockHandle> handle = new AtomicReference<>();
+			Thread acquirer = new Thread(() -> handle.set(locks.acquire("handed:over")), "short-lived-acquirer");
+			acquirer.start();
+			acquirer.join(5_000);
+			assertThat(acquirer.isAlive()).isFalse();
+			LockHandle lock = handle.get();
+			assertThat(lock).as("handle acquired on the short-lived thread").isNotNull();
+			Presence presence = Presence.watch(redis, "lockstep:handed:over", LEASE.multipliedBy(3));
+			System.out.printf("acquiring thread ended: key present at %s over 3 leases of %d ms%n", presence,
+					LEASE.toMillis());
+			assertThat(presence.present())
+				.as("checks finding the key of a handle whose acquiring thread ended (%s)", presence)
+				.isEqualTo(presence.checks());
+			assertThat(lock.isHeld()).isTrue();
+			lock.close();
+			assertThat(exists(redis, "lockstep:handed:over")).as("key after close() on the test thread").isFalse();
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	@Test
+	void aHandleDroppedWithoutCloseStopsBeingRenewedOnceCollected(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.leaseTime(LEASE)
+			.commandTimeout(COMMAND_TIMEOUT)
+			.build()) {
+			// acquired on this thread, which stays alive: only the dropped handle ends
+			// the
+			// renewal
+			WeakReference<LockHandle> dropped = acquireAndDrop(locks, "dropped");
+			long start = System.nanoTime();
+			boolean collected = Eventually.holds(Duration.ofSeconds(10), () -> {
+				System.gc();
+				return dropped.get() == null;
+			});
+			long collectedMillis = (System.nanoTime() - start) / 1_000_000;
+			assertThat(collected).as("the dropped handle was garbage-collected").isTrue();
+			long collectedAt = System.nanoTime();
+			boolean expired = Eventually.holds(LEASE.plusMillis(1_500), () -> !exists(redis, "lockstep:dropped"));
+			long expiredMillis = (System.nanoTime() - collectedAt) / 1_000_000;
+			System.out.printf("dropped handle collected after %d ms; key %s %d ms later (lease %d ms)%n",
+					collectedMillis, expired ? "expired" : "still renewed", expiredMillis, LEASE.toMillis());
+			assertThat(expired).as("the key of a collected handle expires within lease + 1500 ms").isTrue();
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
+	private static WeakReference<LockHandle> acquireAndDrop(RedisLockTemplate locks, String key) {
+		return new WeakReference<>(locks.acquire(key));
+	}
+
+	@Test
+	void aReleaseRacingARenewalIsNeverReportedAsALoss(RedisFixture fixture) throws Exception {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		List<RaceRig> rigs = new ArrayList<>();
+		ExecutorService closers = Executors.newFixedThreadPool(RaceRig.TEMPLATES);
+		int staged = 0;
+		int lostAtClose = 0;
+		int otherFailures = 0;
+		try {
+			for (int i = 0; i < RaceRig.TEMPLATES; i++) {
+				rigs.add(new RaceRig(client));
+			}
+			long lostBefore = rigs.stream().mapToLong((rig) -> rig.locks.leasesLost()).sum();
+			for (int round = 0; round < RaceRig.ROUNDS; round++) {
+				for (int i = 0; i < rigs.size(); i++) {
+					rigs.get(i).arm("race:" + round + ":" + i);
+				}
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+				for (RaceRig rig : rigs) {
+					if (rig.blocked.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+						staged++;
+					}
+				}
+				List<Future<Throwable>> closes = new ArrayList<>();
+				List<Thread> closing = new CopyOnWriteArrayList<>();
+				redis.pause();
+				try {
+					for (RaceRig rig : rigs) {
+						closes.add(closers.submit(() -> {
+							closing.add(Thread.currentThread());
+							return catchThrowable(rig.renewed::close);
+						}));
+					}
+					// every release is on its way to the stopped Redis: now let the
+					// renewals decided before it follow
+					Eventually.holds(Duration.ofSeconds(2),
+							() -> closing.size() == rigs.size() && closing.stream().allMatch(WatchdogTests::parked));
+					rigs.forEach(RaceRig::open);
+					for (RaceRig rig : rigs) {
+						rig.returned.await(2, TimeUnit.SECONDS);
+					}
+					Eventually.holds(Duration.ofSeconds(2), () -> rigs.stream().allMatch(RaceRig::listenerIdle));
+				}
+				finally {
+					redis.resume();
+				}
+				for (Future<Throwable> close : closes) {
+					Throwable failure = close.get(10, TimeUnit.SECONDS);
+					if (failure instanceof LockLostException) {
+						lostAtClose++;
+					}
+					else if (failure != null) {
+						otherFailures++;
+						System.out.printf("round %d: release failed without a loss: %s%n", round, failure);
+					}
+				}
+				rigs.forEach(RaceRig::closeFixed);
+			}
+			// late reports of the last round have a renewal period to arrive
+			Eventually.holds(LEASE.dividedBy(3), () -> false);
+			int reported = rigs.stream().mapToInt((rig) -> rig.renewedLosses.size()).sum();
+			long fixedLosses = rigs.stream().mapToLong((rig) -> rig.fixedLosses.get()).sum();
+			long counted = rigs.stream().mapToLong((rig) -> rig.locks.leasesLost()).sum() - lostBefore;
+			System.out.printf(
+					"release racing renewal: %d releases (%d with the watchdog held mid-pass), false losses: %d "
+							+ "LockLostException at close, %d listener events; leasesLost() +%d of which %d fixed "
+							+ "leases ran out; %d releases failed otherwise%n",
+					RaceRig.ROUNDS * RaceRig.TEMPLATES, staged, lostAtClose, reported, counted, fixedLosses,
+					otherFailures);
+			assertThat(lostAtClose).as("LockLostException from close() of a lease released while held").isZero();
+			assertThat(reported).as("lost-lease events for leases released while held").isZero();
+		}
+		finally {
+			rigs.forEach(RaceRig::close);
+			closers.shutdownNow();
+			client.shutdown();
+		}
+	}
+
+	/** Whether a key was found at each check, every 50 ms for a while. */
+	private record Presence(int checks, int present, long firstMissingMillis) {
+
+		static Presence watch(RedisNode redis, String key, Duration duration) {
+			long start = System.nanoTime();
+			long end = start + duration.toNanos();
+			int checks = 0;
+			int present = 0;
+			long firstMissing = -1;
+			while (System.nanoTime() < end) {
+				if (exists(redis, key)) {
+					present++;
+				}
+				else if (firstMissing < 0) {
+					firstMissing = (System.nanoTime() - start) / 1_000_000;
+				}
+				checks++;
+				Eventually.holds(Duration.ofMillis(50), () -> false);
+			}
+			return new Presence(checks, present, firstMissing);
+		}
+
+		@Override
+		public String toString() {
+			return this.present + " of " + this.checks + " checks" + ((this.firstMissingMillis >= 0)
+					? ", first missing after " + this.firstMissingMillis + " ms" : "");
+		}
+
+	}
+
+	private static boolean exists(RedisNode redis, String key) {
+		return ((Long) redis.call("EXISTS", key)) == 1L;
+	}
+
+	private static boolean parked(Thread thread) {
+		Thread.State state = thread.getState();
+		return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
+	}
+
+	private static void closeQuietly(LockHandle lock) {
+		try {
+			lock.close();
+		}
+		catch (LockException ex) {
+			// lost or unreachable: not what the test checks
+		}
+	}
+
+	/**
+	 * One template holding a watchdog lease and {@value #FIXED} fixed leases that run out
+	 * just before that lease falls due for renewal, with a listener that holds back the
+	 * report of the last of them until {@link #open()}. A watchdog that decides in one
+	 * pass which leases to renew and which are lost has then decided to renew the
+	 * watchdog lease, but has not sent the renewal yet, while the test releases it.
+	 * Several templates race at once: each has its own connection and threads.
+	 */
+	private static final class RaceRig implements AutoCloseable {
+
+		static final int TEMPLATES = 4;
+
+		static final int ROUNDS = 6;
+
+		static final int FIXED = 4;
+
+		final RedisLockTemplate locks;
+
+		final AtomicInteger fixedLosses = new AtomicInteger();
+
+		final List<LockLostEvent> renewedLosses = new CopyOnWriteArrayList<>();
+
+		final List<LockHandle> fixed = new ArrayList<>();
+
+		final AtomicInteger fixedInRound = new AtomicInteger();
+
+		volatile CountDownLatch gate = new CountDownLatch(0);
+
+		volatile CountDownLatch blocked = new CountDownLatch(0);
+
+		volatile CountDownLatch returned = new CountDownLatch(0);
+
+		volatile Thread listenerThread;
+
+		LockHandle renewed;
+
+		RaceRig(RedisClient client) {
+			this.locks = TestLocks.builder(client)
+				.leaseTime(LEASE)
+				.commandTimeout(COMMAND_TIMEOUT)
+				.lockLostListener(this::lost)
+				.build();
+		}
+
+		void arm(String key) {
+			this.gate = new CountDownLatch(1);
+			this.blocked = new CountDownLatch(1);
+			this.returned = new CountDownLatch(1);
+			this.listenerThread = null;
+			this.fixedInRound.set(0);
+			long start = System.nanoTime();
+			this.renewed = this.locks.acquire(key);
+			// the watchdog lease falls due a third of the lease after acquisition; the
+			// fixed leases run out 1 ms before by the client's clock, which takes a drift
+			// allowance of 1% + 2 ms off every lease
+			long due = start + LEASE.dividedBy(3).toNanos() - TimeUnit.MILLISECONDS.toNanos(1);
+			for (int i = 0; i < FIXED; i++) {
+				double left = (due - System.nanoTime()) / 1_000_000.0;
+				long millis = Math.max(30, (long) Math.ceil((left + 2) * 100 / 99));
+				this.fixed.add(this.locks.withLeaseTime(Duration.ofMillis(millis)).acquire(key + ":fixed:" + i));
+			}
+		}
+
+		private void lost(LockLostEvent event) {
+			if (!event.getKey().contains(":fixed:")) {
+				this.renewedLosses.add(event);
+				return;
+			}
+			this.fixedLosses.incrementAndGet();
+			if (this.fixedInRound.incrementAndGet() == FIXED) {
+				this.listenerThread = Thread.currentThread();
+				this.blocked.countDown();
+				try {
+					this.gate.await(3, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				this.returned.countDown();
+			}
+		}
+
+		void open() {
+			this.gate.countDown();
+		}
+
+		boolean listenerIdle() {
+			Thread thread = this.listenerThread;
+			return thread == null || parked(thread);
+		}
+
+		void closeFixed() {
+			this.fixed.forEach(WatchdogTests::closeQuietly);
+			this.fixed.clear();
+		}
+
+		@Override
+		public void close() {
+			open();
+			closeFixed();
+			this.locks.close();
+		}
+
 	}
 
 }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Redlock with nodes down: a minority down (SIGKILL and SIGSTOP) costs nothing, a
@@ -94,21 +95,17 @@ class RedlockFaultTests {
 					.withMessageContaining(nodes.get(0).uri())
 					.withMessageContaining(nodes.get(2).uri() + ": no reply within the node timeout");
 				assertThat(ran).as("the guarded work ran").isFalse();
-				assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-						() -> nodes.subList(3, 5)
-							.stream()
-							.noneMatch((node) -> RedlockNodes.has(node, "lockstep:majority"))))
-					.as("lock key left on the live nodes")
-					.isTrue();
+				await("lock key left on the live nodes").atMost(Duration.ofSeconds(5))
+					.until(() -> nodes.subList(3, 5)
+						.stream()
+						.noneMatch((node) -> RedlockNodes.has(node, "lockstep:majority")));
 			}
 			finally {
 				nodes.get(2).resume();
 			}
 			// the paused node runs the late acquire and then its undo
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-					() -> !RedlockNodes.has(nodes.get(2), "lockstep:majority")))
-				.as("lock key left on the resumed node")
-				.isTrue();
+			await("lock key left on the resumed node").atMost(Duration.ofSeconds(5))
+				.until(() -> !RedlockNodes.has(nodes.get(2), "lockstep:majority"));
 		}
 	}
 
@@ -163,9 +160,8 @@ class RedlockFaultTests {
 		})) {
 			LockHandle lock = locks.acquire("deleted");
 			// a quorum decided the acquire; the last nodes may run it a moment later
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-					() -> nodes.stream().allMatch((node) -> RedlockNodes.has(node, "lockstep:deleted"))))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> nodes.stream().allMatch((node) -> RedlockNodes.has(node, "lockstep:deleted")));
 			for (RedisNode node : nodes.subList(0, 3)) {
 				assertThat(node.call("DEL", "lockstep:deleted")).isEqualTo(1L);
 			}

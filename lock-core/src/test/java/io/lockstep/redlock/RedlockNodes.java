@@ -2,16 +2,14 @@ package io.lockstep.redlock;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 import io.lettuce.core.RedisURI;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 
 /**
  * Shared helpers for the Redlock tests: masters that persist (as Redlock requires), the
- * URIs of nodes, and bounded checks.
+ * URIs of nodes.
  */
 final class RedlockNodes {
 
@@ -41,14 +39,6 @@ final class RedlockNodes {
 	/** Whether the node has the key now. */
 	static boolean has(RedisNode node, String key) {
 		return (Long) node.call("EXISTS", key) == 1L;
-	}
-
-	/**
-	 * Polls a condition (a check, not synchronisation) until it holds or the timeout
-	 * passes.
-	 */
-	static boolean eventually(Duration timeout, BooleanSupplier condition) {
-		return Eventually.holds(timeout, condition);
 	}
 
 }

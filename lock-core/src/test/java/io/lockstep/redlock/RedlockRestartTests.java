@@ -4,26 +4,30 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.lockstep.Retried;
 import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
+import io.lockstep.Retried;
 import io.lockstep.redis.RedisLockTemplate;
+import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The restart rule: nodes must persist their data. A node without {@code appendonly yes}
@@ -48,10 +52,8 @@ class RedlockRestartTests {
 				.withMessageContaining("3 of 5 nodes refused: no persistence")
 				.withMessageContaining("2 took part, a quorum is 3")
 				.withMessageContaining(volatileNodes.get(0).uri() + ": refused, it does not persist its data");
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:ledger"))))
-				.as("lock key left behind")
-				.isTrue();
+			await("lock key left behind").atMost(Duration.ofSeconds(5))
+				.until(() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:ledger")));
 		}
 		// with 2 of 5 not persisting, the 3 that do are a quorum, and only they vote
 		List<RedisNode> mostlyPersistent = new ArrayList<>(volatileNodes.subList(0, 2));
@@ -80,7 +82,7 @@ class RedlockRestartTests {
 		appender.start();
 		logger.addAppender(appender);
 		try (RedisLockTemplate locks = template(nodes, true)) {
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(10), () -> errors(appender).size() >= 5))
+			assertThat(Eventually.holds(Duration.ofSeconds(10), () -> errors(appender).size() >= 5))
 				.as("ERRORs before any lock: %s", errors(appender))
 				.isTrue();
 			List<String> errors = errors(appender);
@@ -227,7 +229,7 @@ class RedlockRestartTests {
 			for (int i = 0; i < 3; i++) {
 				locks.tryAcquire("fsync").orElseThrow().close();
 			}
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5), () -> warnings(appender).size() >= 2))
+			assertThat(Eventually.holds(Duration.ofSeconds(5), () -> warnings(appender).size() >= 2))
 				.as("warnings: %s", warnings(appender))
 				.isTrue();
 			List<String> warnings = warnings(appender);
@@ -277,25 +279,27 @@ class RedlockRestartTests {
 	 * Tries until the lock is granted or the deadline ({@link System#nanoTime()}) passes.
 	 */
 	private static Optional<LockHandle> untilAcquired(RedisLockTemplate locks, String key, long deadline) {
-		Optional<LockHandle> granted = Optional.empty();
-		while (granted.isEmpty() && System.nanoTime() - deadline < 0) {
-			try {
-				granted = locks.tryAcquire(key);
-			}
-			catch (LockException ex) {
-				// a node still refuses connections; try again
-			}
-			if (granted.isEmpty()) {
-				try {
-					Thread.sleep(10); // a retry backoff, not synchronisation
-				}
-				catch (InterruptedException interrupted) {
-					Thread.currentThread().interrupt();
-					break;
-				}
-			}
+		AtomicReference<Optional<LockHandle>> granted = new AtomicReference<>(Optional.empty());
+		try {
+			// a retry delay of 10 ms, on this thread: no attempt outlives the wait
+			await().atMost(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))
+				.pollInSameThread()
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> {
+					try {
+						granted.set(locks.tryAcquire(key));
+					}
+					catch (LockException ex) {
+						// a node still refuses connections; try again
+					}
+					return granted.get().isPresent();
+				});
 		}
-		return granted;
+		catch (ConditionTimeoutException ex) {
+			// not granted before the deadline
+		}
+		return granted.get();
 	}
 
 }

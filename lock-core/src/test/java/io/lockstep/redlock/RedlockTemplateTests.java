@@ -13,8 +13,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The template on Redlock: waiters woken by the release notification (not by polling),
@@ -43,9 +44,7 @@ class RedlockTemplateTests {
 																// to wait for
 				CompletableFuture<Long> acquiredAt = CompletableFuture
 					.supplyAsync(() -> waiter.execute("hand-off", (lock) -> System.nanoTime()));
-				assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-						() -> Probes.engine(waiter).keysWaitedFor() == 1))
-					.isTrue();
+				await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(waiter).keysWaitedFor() == 1);
 				long released = System.nanoTime();
 				held.close();
 				handOffs[i] = (acquiredAt.get(10, TimeUnit.SECONDS) - released) / 1_000_000;
@@ -109,29 +108,23 @@ class RedlockTemplateTests {
 			LockHandle held = owned.acquire("clean");
 			CompletableFuture<Void> waiting = CompletableFuture
 				.runAsync(() -> onGiven.execute("clean", (lock) -> null));
-			assertThat(
-					RedlockNodes.eventually(Duration.ofSeconds(5), () -> Probes.engine(onGiven).keysWaitedFor() == 1))
-				.isTrue();
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(onGiven).keysWaitedFor() == 1);
 			held.close();
 			waiting.join();
 			onGiven.close();
 			owned.close();
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5), () -> clients(nodes.get(0)) == before))
-				.as("connections left open")
-				.isTrue();
+			await("connections left open").atMost(Duration.ofSeconds(5)).until(() -> clients(nodes.get(0)) == before);
 			for (RedisNode node : nodes) {
 				assertThat(node.call("KEYS", "lockstep:*")).isEqualTo(List.of("lockstep:__fence"));
 				assertThat((String) node.call("CLIENT", "LIST", "TYPE", "pubsub")).isBlank();
 			}
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-					() -> Thread.getAllStackTraces()
-						.keySet()
-						.stream()
-						.noneMatch((thread) -> !threadsBefore.contains(thread) && thread.isAlive()
-								&& (thread.getName().startsWith("lettuce-")
-										|| thread.getName().equals("lockstep-redlock-connect")))))
-				.as("Redlock or Lettuce threads left running")
-				.isTrue();
+			await("Redlock or Lettuce threads left running").atMost(Duration.ofSeconds(5))
+				.until(() -> Thread.getAllStackTraces()
+					.keySet()
+					.stream()
+					.noneMatch((thread) -> !threadsBefore.contains(thread) && thread.isAlive()
+							&& (thread.getName().startsWith("lettuce-")
+									|| thread.getName().equals("lockstep-redlock-connect"))));
 			// the given clients still work (bounded: a client shut down may never
 			// connect)
 			for (RedisClient client : given) {

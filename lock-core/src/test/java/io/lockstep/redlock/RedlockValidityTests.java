@@ -7,13 +7,13 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
-import io.lockstep.internal.engine.Probes;
 import io.lockstep.LockHandle;
 import io.lockstep.LockInfo;
-import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Release;
-import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.Probes;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
@@ -21,6 +21,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The validity rule: acquired only while {@code lease - elapsed - drift} is positive, and
@@ -61,10 +62,8 @@ class RedlockValidityTests {
 			assertThat(elapsedMillis).isGreaterThan(502);
 			assertThat(attempt.acquired()).isFalse();
 			assertThat(attempt.holderTtlMillis()).isBetween(1L, Acquisitions.MAX_RETRY_DELAY_MILLIS);
-			assertThat(RedlockNodes.eventually(Duration.ofSeconds(5),
-					() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:late"))))
-				.as("lock key left behind")
-				.isTrue();
+			await("lock key left behind").atMost(Duration.ofSeconds(5))
+				.until(() -> nodes.stream().noneMatch((node) -> RedlockNodes.has(node, "lockstep:late")));
 			// the same owner, on time, is granted it
 			LockStore.Attempt valid = store.acquire(Acquire.once(LockId.of("lockstep:late"), owner, 10_000, 0));
 			assertThat(valid.acquired()).isTrue();

@@ -4,19 +4,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lockstep.DistributedLocks;
 import io.lockstep.redis.RedisLockTemplate;
 import io.lockstep.test.ChaosProxy;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.integration.leader.Context;
@@ -27,6 +25,7 @@ import org.springframework.integration.leader.event.OnRevokedEvent;
 import org.springframework.integration.support.leader.LockRegistryLeaderInitiator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Leader election with Spring Integration's own {@link LockRegistryLeaderInitiator} over
@@ -62,7 +61,7 @@ class LeaderElectionTests {
 	void oneLeaderAtATimeOverManyHeartbeatsAndTheOtherTakesOverWhenTheLeaderStops() throws Exception {
 		Candidate a = candidate("a", this.redis.port());
 		Candidate b = candidate("b", this.redis.port());
-		assertThat(Eventually.holds(Duration.ofSeconds(20), () -> a.leading() || b.leading())).isTrue();
+		await().atMost(Duration.ofSeconds(20)).until(() -> a.leading() || b.leading());
 		int samples = oneLeaderThroughout(a, b, Duration.ofSeconds(2));
 		Candidate leader = a.leading() ? a : b;
 		Candidate other = (leader == a) ? b : a;
@@ -70,7 +69,7 @@ class LeaderElectionTests {
 		assertThat(firstEpoch).as("the fencing token on the initiator's thread in onGranted").isPositive();
 
 		leader.context.getBean(LockRegistryLeaderInitiator.class).stop();
-		assertThat(Eventually.holds(Duration.ofSeconds(20), other::leading)).as("the other takes over").isTrue();
+		await("the other takes over").atMost(Duration.ofSeconds(20)).until(other::leading);
 		int after = oneLeaderThroughout(a, b, Duration.ofSeconds(1));
 		System.out.printf(
 				"leader election: %s led (epoch %d) through %d samples over %d heartbeats; after it stopped %s led "
@@ -87,7 +86,7 @@ class LeaderElectionTests {
 		ChaosProxy proxy = ChaosProxy.to(this.redis);
 		this.closer.add(proxy);
 		Candidate a = candidate("a", proxy.port());
-		assertThat(Eventually.holds(Duration.ofSeconds(20), a::leading)).as("a leads first").isTrue();
+		await("a leads first").atMost(Duration.ofSeconds(20)).until(a::leading);
 		Candidate b = candidate("b", this.redis.port());
 		oneLeaderThroughout(a, b, Duration.ofSeconds(1));
 		assertThat(a.leading()).isTrue();
@@ -95,9 +94,8 @@ class LeaderElectionTests {
 
 		long cut = System.nanoTime();
 		proxy.blackhole();
-		assertThat(Eventually.holds(Duration.ofSeconds(20), () -> b.leading() && !a.leading()))
-			.as("b leads and a does not once a's connection is cut")
-			.isTrue();
+		await("b leads and a does not once a's connection is cut").atMost(Duration.ofSeconds(20))
+			.until(() -> b.leading() && !a.leading());
 		long handedOver = (System.nanoTime() - cut) / 1_000_000;
 		int after = oneLeaderThroughout(a, b, Duration.ofSeconds(1));
 		System.out.printf(
@@ -115,16 +113,24 @@ class LeaderElectionTests {
 	 * sample.
 	 * @return the number of samples
 	 */
-	private int oneLeaderThroughout(Candidate a, Candidate b, Duration period) throws InterruptedException {
-		int samples = 0;
-		long end = System.nanoTime() + period.toNanos();
-		while (System.nanoTime() < end) {
-			int leaders = (a.leading() ? 1 : 0) + (b.leading() ? 1 : 0);
-			assertThat(leaders).as("leaders at sample %d", samples).isOne();
-			samples++;
-			TimeUnit.MILLISECONDS.sleep(10); // the sampling period, not a synchronisation
-		}
-		return samples;
+	private int oneLeaderThroughout(Candidate a, Candidate b, Duration period) {
+		AtomicInteger samples = new AtomicInteger();
+		List<String> wrong = new CopyOnWriteArrayList<>();
+		// samples every 10 ms throughout the period (a condition that always holds)
+		await().during(period)
+			.atMost(period.plusSeconds(5))
+			.pollDelay(Duration.ZERO)
+			.pollInterval(Duration.ofMillis(10))
+			.until(() -> {
+				int leaders = (a.leading() ? 1 : 0) + (b.leading() ? 1 : 0);
+				if (leaders != 1) {
+					wrong.add(leaders + " leaders at sample " + samples.get());
+				}
+				samples.incrementAndGet();
+				return true;
+			});
+		assertThat(wrong).as("samples without exactly one leader").isEmpty();
+		return samples.get();
 	}
 
 	private List<String> eventsOf(Candidate candidate) {

@@ -15,12 +15,12 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.integration.support.locks.DistributedLock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link LockstepLockRegistry} against a real Redis: what Spring Integration expects of a
@@ -53,14 +53,14 @@ class LockstepLockRegistryTests {
 		this.registry = new LockstepLockRegistry(this.template);
 		this.other = Executors.newSingleThreadExecutor();
 		// a first connection can be slower than the command timeout on a loaded machine
-		assertThat(Eventually.holds(Duration.ofSeconds(30), () -> {
+		await().atMost(Duration.ofSeconds(30)).until(() -> {
 			try {
 				return !this.template.isLocked("warm-up");
 			}
 			catch (RuntimeException ex) {
 				return false;
 			}
-		})).isTrue();
+		});
 	}
 
 	@AfterEach
@@ -105,13 +105,14 @@ class LockstepLockRegistryTests {
 			.startsWith("IllegalStateException")
 			.contains("not held by thread");
 		// fixed: nothing renews it, and another thread takes it once it ran out
-		assertThat(Eventually.holds(Duration.ofSeconds(10), () -> onOtherThreadQuietly(() -> {
-			boolean got = lock.tryLock();
-			if (got) {
-				lock.unlock();
-			}
-			return got;
-		}))).as("free once the fixed lease ran out").isTrue();
+		await("free once the fixed lease ran out").atMost(Duration.ofSeconds(10))
+			.until(() -> onOtherThreadQuietly(() -> {
+				boolean got = lock.tryLock();
+				if (got) {
+					lock.unlock();
+				}
+				return got;
+			}));
 		assertThatIllegalStateException().isThrownBy(() -> this.registry.renewLock("report"))
 			.withMessageContaining("lease was lost");
 		System.out.printf("registry: lock(800ms) left %d ms, renewLock(10s) %d ms, renewLock() %d ms%n", first, renewed,

@@ -4,13 +4,12 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockException;
 import io.lockstep.redis.RedisLockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -24,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code SimpleLock.extend(lockAtMostFor, lockAtLeastFor)}, the provider being ShedLock's
@@ -43,7 +43,7 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 		SimpleLock lock = this.provider.lock(config(this.name, Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
 		SimpleLock extended = lock.extend(Duration.ofSeconds(5), Duration.ZERO).orElseThrow();
 		assertThat(pttl()).as("the lease is lockAtMostFor from now").isBetween(4000L, 5000L);
-		assertThat(Eventually.holds(Duration.ofSeconds(2), () -> millisSince(start) > 400)).isTrue();
+		await().atMost(Duration.ofSeconds(2)).until(() -> millisSince(start) > 400);
 		assertThat(this.other.lock(config(this.name))).as("held past the first lease").isEmpty();
 		extended.unlock();
 		assertThat(pttl()).as("unlock after extend deletes the key").isEqualTo(-2);
@@ -66,7 +66,7 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 	@Test
 	void anExpiredLockCannotBeExtended() {
 		SimpleLock lock = this.provider.lock(config(this.name, Duration.ofMillis(200), Duration.ZERO)).orElseThrow();
-		assertThat(Eventually.holds(Duration.ofSeconds(2), () -> pttl() == -2)).isTrue();
+		await().atMost(Duration.ofSeconds(2)).until(() -> pttl() == -2);
 		assertThat(lock.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
 		assertThat(pttl()).as("extend never recreates the key").isEqualTo(-2);
 		assertThatIllegalStateException().as("ShedLock: a lock is spent by extend").isThrownBy(lock::unlock);
@@ -75,9 +75,8 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 	@Test
 	void aLockTakenByAnotherInstanceAfterExpiryCannotBeExtended() {
 		SimpleLock lock = this.provider.lock(config(this.name, Duration.ofMillis(200), Duration.ZERO)).orElseThrow();
-		assertThat(Eventually.holds(Duration.ofSeconds(2),
-				() -> this.other.lock(config(this.name)).map((taken) -> true).orElse(false)))
-			.isTrue();
+		await().atMost(Duration.ofSeconds(2))
+			.until(() -> this.other.lock(config(this.name)).map((taken) -> true).orElse(false));
 		long othersTtl = pttl();
 		assertThat(lock.extend(Duration.ofMinutes(10), Duration.ZERO)).isEmpty();
 		assertThat(pttl()).as("the other owner's key is untouched").isBetween(1L, othersTtl);
@@ -100,7 +99,7 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 		long ttl = pttl();
 		assertThat(ttl).as("kept for the extension's lockAtLeastFor").isBetween(1L, 600L);
 		assertThat(this.other.lock(config(this.name))).isEmpty();
-		assertThat(Eventually.holds(Duration.ofSeconds(3), () -> pttl() == -2)).isTrue();
+		await().atMost(Duration.ofSeconds(3)).until(() -> pttl() == -2);
 		System.out.printf("extend(10s, 600ms) then unlock: TTL %d ms, free after %d ms%n", ttl, millisSince(start));
 		assertThat(millisSince(start)).isGreaterThanOrEqualTo(590);
 	}
@@ -116,7 +115,7 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 			Optional<SimpleLock> extended = lock.extend(Duration.ofMinutes(10), Duration.ofMinutes(5));
 			assertThat(extended).as("still held, up to the cap").isPresent();
 			assertThat(pttl()).as("capped at max-hold-time").isBetween(1L, 1000L);
-			assertThat(Eventually.holds(Duration.ofSeconds(3), () -> pttl() == -2)).isTrue();
+			await().atMost(Duration.ofSeconds(3)).until(() -> pttl() == -2);
 			long goneAfter = millisSince(start);
 			System.out.printf("max-hold-time 1s, extended by 10 min: the key expired after %d ms%n", goneAfter);
 			assertThat(goneAfter).isBetween(900L, 2000L);
@@ -170,24 +169,30 @@ class LockstepLockProviderExtendTests extends TwoInstances {
 		ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor();
 		try {
 			LockProvider keepAlive = ShortKeepAlive.of(this.provider, executor, Duration.ofMillis(100));
-			long start = System.nanoTime();
-			SimpleLock lock = keepAlive.lock(config(this.name, Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
-			int checks = 0;
-			int refused = 0;
-			// the job runs 1.5 s, five times its lockAtMostFor; the other instance tries
-			// meanwhile
-			while (millisSince(start) < 1500) {
-				if (this.other.lock(config(this.name)).isEmpty()) {
-					refused++;
-				}
-				checks++;
-				TimeUnit.MILLISECONDS.sleep(50); // paces the attempts; nothing waits on
-													// it
-			}
+			// lockAtMostFor 1 s: KeepAliveLockProvider extends it every 500 ms, a margin
+			// for a loaded machine
+			SimpleLock lock = keepAlive.lock(config(this.name, Duration.ofSeconds(1), Duration.ZERO)).orElseThrow();
+			AtomicInteger checks = new AtomicInteger();
+			AtomicInteger refused = new AtomicInteger();
+			// the job runs 3 s, three times its lockAtMostFor; the other instance tries
+			// every 50 ms meanwhile
+			await().during(Duration.ofSeconds(3))
+				.atMost(Duration.ofSeconds(10))
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(50))
+				.until(() -> {
+					if (this.other.lock(config(this.name)).isEmpty()) {
+						refused.incrementAndGet();
+					}
+					checks.incrementAndGet();
+					return true;
+				});
 			lock.unlock();
-			System.out.printf("KeepAliveLockProvider, lockAtMostFor 300ms, job of 1.5s: %d of %d attempts of another "
-					+ "instance refused, leases lost %d%n", refused, checks, this.locks.leasesLost());
-			assertThat(refused).isEqualTo(checks).isPositive();
+			System.out.printf(
+					"KeepAliveLockProvider, lockAtMostFor 1s, job of 3s: %d of %d attempts of another "
+							+ "instance refused, leases lost %d%n",
+					refused.get(), checks.get(), this.locks.leasesLost());
+			assertThat(refused.get()).isEqualTo(checks.get()).isPositive();
 			assertThat(this.locks.leasesLost()).isZero();
 			assertThat(pttl()).isEqualTo(-2);
 		}

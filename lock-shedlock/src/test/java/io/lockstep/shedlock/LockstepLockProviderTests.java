@@ -4,6 +4,8 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -13,7 +15,6 @@ import io.lockstep.DistributedLocks;
 import io.lockstep.LockException;
 import io.lockstep.LockInfo;
 import io.lockstep.redis.RedisLockTemplate;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The provider contract, written from ShedLock's behaviours (ShedLock publishes no test
@@ -103,7 +105,7 @@ class LockstepLockProviderTests extends TwoInstances {
 		long start = System.nanoTime();
 		SimpleLock lock = this.provider.lock(config(this.name, atMost, Duration.ZERO)).orElseThrow();
 		assertThat(this.other.lock(config(this.name, atMost, Duration.ZERO))).as("held for now").isEmpty();
-		assertThat(Eventually.holds(Duration.ofSeconds(2), () -> pttl(this.name) == -2)).as("expired").isTrue();
+		await("expired").atMost(Duration.ofSeconds(2)).until(() -> pttl(this.name) == -2);
 		long expiredAfter = millisSince(start);
 		Optional<SimpleLock> next = this.other.lock(config(this.name, atMost, Duration.ZERO));
 		System.out.printf("lockAtMostFor 50ms: the key expired after %d ms; the other instance then locked: %s%n",
@@ -126,7 +128,8 @@ class LockstepLockProviderTests extends TwoInstances {
 			SimpleLock lock = provider.lock(config(this.name, Duration.ofMillis(200), Duration.ZERO)).orElseThrow();
 			boolean interrupted = false;
 			try {
-				Thread.sleep(10_000); // the job's work, far longer than lockAtMostFor
+				// the job's work: blocks until interrupted, far longer than lockAtMostFor
+				new CountDownLatch(1).await(10, TimeUnit.SECONDS);
 			}
 			catch (InterruptedException ex) {
 				interrupted = true;
@@ -151,7 +154,7 @@ class LockstepLockProviderTests extends TwoInstances {
 		assertThat(ttl).as("left to expire when lockAtLeastFor passes").isBetween(1L, 600L);
 		assertThat(this.other.lock(config(this.name))).as("another instance, before lockAtLeastFor").isEmpty();
 		assertThat(this.provider.lock(config(this.name))).as("the same instance too").isEmpty();
-		assertThat(Eventually.holds(Duration.ofSeconds(3), () -> pttl(this.name) == -2)).isTrue();
+		await().atMost(Duration.ofSeconds(3)).until(() -> pttl(this.name) == -2);
 		long freeAfter = millisSince(start);
 		System.out.printf("lockAtLeastFor 600ms, unlocked at once: TTL %d ms at unlock, free after %d ms%n", ttl,
 				freeAfter);
@@ -166,7 +169,7 @@ class LockstepLockProviderTests extends TwoInstances {
 		SimpleLock lock = this.provider.lock(config(this.name, Duration.ofSeconds(10), Duration.ofMillis(100)))
 			.orElseThrow();
 		// the job runs longer than lockAtLeastFor
-		assertThat(Eventually.holds(Duration.ofSeconds(2), () -> millisSince(start) > 150)).isTrue();
+		await().atMost(Duration.ofSeconds(2)).until(() -> millisSince(start) > 150);
 		lock.unlock();
 		assertThat(pttl(this.name)).isEqualTo(-2);
 	}

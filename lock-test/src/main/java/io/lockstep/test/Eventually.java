@@ -3,9 +3,13 @@ package io.lockstep.test;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+
 /**
- * Bounded polling of a condition, for checking a state that is reached asynchronously;
- * not a means of synchronisation.
+ * Whether a state is reached asynchronously within a bound, as a value, for the tests
+ * that measure or report it before they assert ({@code Awaitility.await()} asserts
+ * directly); not a means of synchronisation.
  */
 public final class Eventually {
 
@@ -13,24 +17,21 @@ public final class Eventually {
 	}
 
 	/**
-	 * Polls the condition every 5 ms until it holds or the timeout passes.
+	 * Checks the condition every 5 ms (Awaitility) until it holds or the timeout passes.
 	 * @return whether it held in time
 	 */
 	public static boolean holds(Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
-			if (condition.getAsBoolean()) {
-				return true;
-			}
-			try {
-				Thread.sleep(5);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return false;
-			}
+		try {
+			Awaitility.await()
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(5))
+				.atMost(timeout)
+				.until(condition::getAsBoolean);
+			return true;
 		}
-		return condition.getAsBoolean();
+		catch (ConditionTimeoutException ex) {
+			return condition.getAsBoolean();
+		}
 	}
 
 }

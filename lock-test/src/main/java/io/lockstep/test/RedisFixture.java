@@ -13,6 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -260,20 +262,17 @@ public final class RedisFixture implements AutoCloseable {
 	}
 
 	static void await(String what, Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		RuntimeException last = null;
-		while (System.nanoTime() < deadline) {
-			try {
-				if (condition.getAsBoolean()) {
-					return;
-				}
-			}
-			catch (RuntimeException ex) {
-				last = ex;
-			}
-			RedisNode.sleepQuietly(25);
+		try {
+			Awaitility.await(what)
+				.atMost(timeout)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(25))
+				.ignoreExceptionsInstanceOf(RuntimeException.class)
+				.until(condition::getAsBoolean);
 		}
-		throw new IllegalStateException("Timed out after " + timeout + " waiting for " + what, last);
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("Timed out after " + timeout + " waiting for " + what, ex);
+		}
 	}
 
 	/** A master and its replicas. */

@@ -2,7 +2,6 @@ package io.lockstep.test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,7 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * One real {@code redis-server} (or Sentinel) process on {@code 127.0.0.1}, with its own
@@ -236,29 +239,32 @@ public final class RedisNode implements AutoCloseable {
 	}
 
 	private void awaitReady(Process started) {
-		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-		Exception last = null;
-		while (System.nanoTime() < deadline) {
-			if (!started.isAlive()) {
-				RedisProcesses.forget(started);
-				throw new IllegalStateException(
-						this + " exited with " + started.exitValue() + " at start-up:\n" + logTail());
-			}
-			try {
-				if ("PONG".equals(Resp.call(host(), this.port, Duration.ofMillis(500), "PING"))) {
-					return;
-				}
-			}
-			catch (ConnectException ex) {
-				last = ex;
-			}
-			catch (IOException | RedisReplyException ex) {
-				last = ex;
-			}
-			sleepQuietly(20);
+		AtomicReference<Exception> last = new AtomicReference<>();
+		try {
+			Awaitility.await()
+				.atMost(START_TIMEOUT)
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(20))
+				.pollInSameThread()
+				.until(() -> {
+					if (!started.isAlive()) {
+						RedisProcesses.forget(started);
+						throw new IllegalStateException(
+								this + " exited with " + started.exitValue() + " at start-up:\n" + logTail());
+					}
+					try {
+						return "PONG".equals(Resp.call(host(), this.port, Duration.ofMillis(500), "PING"));
+					}
+					catch (IOException | RedisReplyException ex) {
+						last.set(ex);
+						return false;
+					}
+				});
 		}
-		throw new IllegalStateException(
-				this + " did not answer PING within " + START_TIMEOUT + " (last: " + last + "):\n" + logTail());
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException("%s did not answer PING within %s (last: %s):%n%s".formatted(this,
+					START_TIMEOUT, last.get(), logTail()));
+		}
 	}
 
 	String logTail() {
@@ -318,30 +324,24 @@ public final class RedisNode implements AutoCloseable {
 		if (!Files.exists(stat)) {
 			return;
 		}
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-		while (System.nanoTime() < deadline) {
-			try {
-				String text = Files.readString(stat);
-				char current = text.charAt(text.lastIndexOf(')') + 2);
-				if ((current == state) == expected) {
-					return;
-				}
-			}
-			catch (IOException ex) {
-				return;
-			}
-			sleepQuietly(2);
-		}
-		throw new IllegalStateException(this + " did not " + (expected ? "stop" : "continue") + " within 5s");
-	}
-
-	static void sleepQuietly(long millis) {
 		try {
-			Thread.sleep(millis);
+			Awaitility.await()
+				.pollDelay(Duration.ZERO)
+				.pollInterval(Duration.ofMillis(2))
+				.atMost(Duration.ofSeconds(5))
+				.until(() -> {
+					try {
+						String text = Files.readString(stat);
+						return (text.charAt(text.lastIndexOf(')') + 2) == state) == expected;
+					}
+					catch (IOException ex) {
+						// the process is gone
+						return true;
+					}
+				});
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted", ex);
+		catch (ConditionTimeoutException ex) {
+			throw new IllegalStateException(this + " did not " + (expected ? "stop" : "continue") + " within 5s", ex);
 		}
 	}
 

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The chaos proxy forwards, drops, delays and resets, and leaves no thread behind.
@@ -44,9 +45,8 @@ class ChaosProxyTests {
 			System.out.printf("chaos proxy: pass, blackhole (%d bytes dropped), delay 200 ms (PING took %d ms), "
 					+ "reset, pass%n", proxy.droppedBytes(), millis);
 		}
-		assertThat(Eventually.holds(Duration.ofSeconds(5), () -> proxyThreads() == threadsBefore))
-			.as("proxy threads left after close")
-			.isTrue();
+		await("proxy threads left after close").atMost(Duration.ofSeconds(5))
+			.until(() -> proxyThreads() == threadsBefore);
 	}
 
 	@Test
@@ -63,9 +63,8 @@ class ChaosProxyTests {
 
 			proxy.holdCommandReplies();
 			commands.getOutputStream().write(Resp.encode("INCR", "held"));
-			assertThat(Eventually.holds(Duration.ofSeconds(2), () -> "2".equals(redis.call("GET", "held"))))
-				.as("the command ran in Redis")
-				.isTrue();
+			await("the command ran in Redis").atMost(Duration.ofSeconds(2))
+				.until(() -> "2".equals(redis.call("GET", "held")));
 			assertThatExceptionOfType(SocketTimeoutException.class).isThrownBy(() -> Resp.read(replies));
 			assertThat(proxy.heldReplies()).isPositive();
 			redis.call("PUBLISH", "held-test", "passes");

@@ -12,8 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.lockstep.test.Eventually;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -65,33 +65,25 @@ class GracefulShutdownTests {
 	}
 
 	/** Polls until some but not all of the demo's orders are in. */
-	private static boolean awaitDemoUnderWay(InventoryRepository repository, Duration timeout)
-			throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
+	private static boolean awaitDemoUnderWay(InventoryRepository repository, Duration timeout) {
+		return Eventually.holds(timeout, () -> {
 			Map<String, Integer> counts = repository.orderCounts("lamp");
 			int orders = counts.values().stream().mapToInt(Integer::intValue).sum();
-			if (orders > 0 && orders < 200) {
-				return true;
-			}
-			Thread.sleep(5);
-		}
-		return false;
+			return orders > 0 && orders < 200;
+		});
 	}
 
 	/** Whether Redis still accepts connections after the timeout. */
-	private static boolean awaitClosed(int port, Duration timeout) throws InterruptedException {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		while (System.nanoTime() < deadline) {
+	private static boolean awaitClosed(int port, Duration timeout) {
+		return !Eventually.holds(timeout, () -> {
 			try (Socket socket = new Socket()) {
 				socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-			}
-			catch (IOException ex) {
 				return false;
 			}
-			Thread.sleep(50);
-		}
-		return true;
+			catch (IOException ex) {
+				return true;
+			}
+		});
 	}
 
 	private static String excerpt(String body) {

@@ -12,9 +12,9 @@ import java.util.concurrent.TimeUnit;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
+import io.lockstep.test.Eventually;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -24,6 +24,7 @@ import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The sample application end to end over HTTP, against a real redis-server process.
@@ -158,10 +159,7 @@ class InventoryApplicationTests extends RealRedis {
 		assertThat(this.locks.isLocked("stock-report")).as("kept for the minimum hold after the run").isTrue();
 		this.reportJob.report();
 		assertThat(this.reportJob.runs()).as("skipped within the minimum hold").isEqualTo(before + 1);
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-		while (this.locks.isLocked("stock-report") && System.nanoTime() < deadline) {
-			Thread.sleep(20);
-		}
+		await().atMost(Duration.ofSeconds(5)).until(() -> !this.locks.isLocked("stock-report"));
 		assertThat(this.locks.isLocked("stock-report")).as("expired after the minimum hold of 1s").isFalse();
 		try (AutoCloseable otherInstance = holdElsewhere(this.locks, "stock-report")) {
 			this.reportJob.report();
@@ -199,19 +197,8 @@ class InventoryApplicationTests extends RealRedis {
 	}
 
 	private String awaitHealth(String expected, Duration timeout) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		String status = lockstepHealth();
-		while (!status.equals(expected) && System.nanoTime() < deadline) {
-			try {
-				Thread.sleep(50);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				break;
-			}
-			status = lockstepHealth();
-		}
-		return status;
+		Eventually.holds(timeout, () -> lockstepHealth().equals(expected));
+		return lockstepHealth();
 	}
 
 }

@@ -4,14 +4,13 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.lockstep.integration.LockstepLockRegistry;
-import io.lockstep.test.Eventually;
 import org.junit.jupiter.api.Test;
-
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.integration.support.locks.LockRegistry;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The sample's leader election: the one instance of the test leads, through the
@@ -33,9 +32,8 @@ class LeaderElectionTests {
 	@Test
 	void theOnlyInstanceLeadsAndRunsTheLeaderOnlyTask() {
 		assertThat(this.lockRegistry).isInstanceOf(LockstepLockRegistry.class);
-		assertThat(Eventually.holds(Duration.ofSeconds(30), () -> this.leader.leading() && this.leader.tasks() > 0))
-			.as("leads and ran the leader-only task")
-			.isTrue();
+		await("leads and ran the leader-only task").atMost(Duration.ofSeconds(30))
+			.until(() -> this.leader.leading() && this.leader.tasks() > 0);
 		Map<String, Object> body = this.controller.leader();
 		System.out.println("sample: GET /api/leader -> " + body);
 		assertThat(body).containsEntry("instance", this.leader.getId()).containsEntry("leader", true);

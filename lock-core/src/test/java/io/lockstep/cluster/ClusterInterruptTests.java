@@ -23,6 +23,7 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A blocking acquisition of a multi-slot lock on a Cluster that is interrupted while its
@@ -30,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * after the undo).
  */
 @RedisTest
-class ClusterInterruptReviewTests {
+class ClusterInterruptTests {
 
 	@Test
 	void anInterruptedMultiSlotAcquisitionLeavesNoSlotTaken(RedisFixture fixture) throws Exception {
@@ -76,9 +77,9 @@ class ClusterInterruptReviewTests {
 				caller.start();
 				// parked (at most the command timeout) until the paused master
 				// answers its first script
-				assertThat(Eventually.holds(Duration.ofMillis(800), () -> caller.getState() == Thread.State.WAITING
-						|| caller.getState() == Thread.State.TIMED_WAITING))
-					.isTrue();
+				await().atMost(Duration.ofMillis(800))
+					.until(() -> caller.getState() == Thread.State.WAITING
+							|| caller.getState() == Thread.State.TIMED_WAITING);
 				caller.interrupt();
 				assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
 				assertThat(thrown.get()).as("the interrupted caller's failure").isInstanceOf(LockException.class);

@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@code [`Class#method`](path)}) is declared in that file, every statement (a bullet of
  * the sections that make claims) carries such a link, and the README links to both pages.
  */
-class GuaranteesDocTests {
+class GuaranteeLinksTests {
 
 	private static final Path ROOT = Path.of("..");
 
