@@ -27,12 +27,12 @@ import static org.awaitility.Awaitility.await;
  * by a token nobody holds for the rest of its lease.
  *
  * <p>
- * With a lock delay, an attempt granted while its connection dropped leaves the key taken
- * for its lease plus its lock delay (the key lives that long), and release.lua frees a
- * key in its lock delay at once. The undo is sent again only until twice the lease has
- * passed (Acquisition#undo), not until the lease plus the delay: when Redis is
- * unreachable longer than that, the key stays taken by a token nobody holds for the whole
- * delay, as if its holder had died.
+ * With a lock delay, an attempt granted while its connection dropped would leave the key
+ * taken for its lease plus its lock delay (the key lives that long); an undo frees a key
+ * in its lock delay at once, and it is sent again until what it gives back has expired
+ * (the lease, the queue entry and the lock delay), so an outage longer than the lease
+ * does not leave the key taken for the delay either. Each case has a key of its own: a
+ * case that fails leaves nothing behind for the next.
  */
 @RedisTest
 class DurableUndoTests {
@@ -53,6 +53,11 @@ class DurableUndoTests {
 	 * the undo the key would live its lease (plus its lock delay)
 	 */
 	record Outage(String name, Duration lease, Duration lockDelay, long unreachableMillis, Duration patience) {
+
+		/** The lock of this case, of its own. */
+		String key() {
+			return "stock-" + Integer.toHexString(this.name.hashCode());
+		}
 
 		@Override
 		public String toString() {
@@ -76,6 +81,7 @@ class DurableUndoTests {
 			throws Exception {
 		RedisClient direct = TestLocks.client(redis);
 		RedisClient behindProxy = null;
+		String key = "lockstep:" + outage.key();
 		try (ChaosProxy proxy = ChaosProxy.to(redis);
 				StatefulRedisConnection<String, String> probe = direct.connect()) {
 			behindProxy = RedisClient.create("redis://" + proxy.host() + ":" + proxy.port());
@@ -89,7 +95,7 @@ class DurableUndoTests {
 				proxy.holdCommandReplies();
 				CompletableFuture<Throwable> attempt = CompletableFuture.supplyAsync(() -> {
 					try {
-						client.tryAcquire("stock").ifPresent(io.lockstep.LockHandle::close);
+						client.tryAcquire(outage.key()).ifPresent(io.lockstep.LockHandle::close);
 						return null;
 					}
 					catch (LockException ex) {
@@ -97,7 +103,7 @@ class DurableUndoTests {
 					}
 				});
 				// the SET ran in Redis; its reply waits in the proxy
-				await().atMost(Duration.ofSeconds(5)).until(() -> probe.sync().exists("lockstep:stock") == 1);
+				await().atMost(Duration.ofSeconds(5)).until(() -> probe.sync().exists(key) == 1);
 				assertThat(proxy.heldReplies()).isGreaterThan(heldBefore);
 				// the connection drops before the reply; reconnects are refused
 				proxy.reset();
@@ -108,14 +114,14 @@ class DurableUndoTests {
 				Thread.sleep(outage.unreachableMillis());
 				proxy.pass();
 				long reachable = System.nanoTime();
-				boolean freed = freed(probe, outage.patience());
+				boolean freed = freed(probe, key, outage.patience());
 				long afterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - reachable);
 				System.out.printf(
 						"durable undo %s: the attempt failed (%s); %s %d ms after Redis was reachable again "
 								+ "(outage %d ms, lease %d ms, value %s, PTTL now %d ms)%n",
 						outage, failure.getMessage(), freed ? "the key was freed" : "the key was still held",
-						afterMillis, outage.unreachableMillis(), outage.lease().toMillis(),
-						probe.sync().get("lockstep:stock"), probe.sync().pttl("lockstep:stock"));
+						afterMillis, outage.unreachableMillis(), outage.lease().toMillis(), probe.sync().get(key),
+						probe.sync().pttl(key));
 				assertThat(freed).as("the key is freed, not held by a dead token for its lease or lock delay").isTrue();
 			}
 		}
@@ -130,9 +136,9 @@ class DurableUndoTests {
 		}
 	}
 
-	private static boolean freed(StatefulRedisConnection<String, String> probe, Duration patience) {
+	private static boolean freed(StatefulRedisConnection<String, String> probe, String key, Duration patience) {
 		try {
-			await().atMost(patience).until(() -> probe.sync().exists("lockstep:stock") == 0);
+			await().atMost(patience).until(() -> probe.sync().exists(key) == 0);
 			return true;
 		}
 		catch (ConditionTimeoutException ex) {
