@@ -19,11 +19,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
- * A failure of user code (an observation handler) while an acquisition that was granted
- * ends: the grant must not be leaked, whichever driver ran it. Either the caller gets a
- * handle, or the keys are given back (an undo or a release under the grant's owner token)
- * and no lease stays registered (renewed by the watchdog with no handle to release it).
- * Over a fake store that grants at once and records what is given back (pure logic).
+ * A failure while an acquisition ends: of user code (an observation handler) after a
+ * grant, or an Error of the storage client while the ending's undo is sent. The grant
+ * must not be leaked, whichever driver ran it: either the caller gets a handle, or the
+ * keys are given back (an undo or a release under the grant's owner token) and no lease
+ * stays registered (renewed by the watchdog with no handle to release it); and an ended
+ * acquisition leaves no waiter in the key's local queue. Over a fake store that grants
+ * (or refuses) at once and records what is given back (pure logic).
  */
 class AcquisitionEndingFailureTests {
 
@@ -99,6 +101,39 @@ class AcquisitionEndingFailureTests {
 		}
 	}
 
+	/**
+	 * An Error while the effects of the ending are done (here the undo of a failed
+	 * attempt, from the storage client) after the machine ended: the blocking caller gets
+	 * the Error, and its waiter must not stay in the key's local queue (a dead head that
+	 * never asks holds up every later local caller of the key).
+	 */
+	@Test
+	void anErrorWhileTheUndoOfAFailedAttemptIsSentLeavesNoLocalWaiterOnTheBlockingPath() {
+		this.backend.failAttempts = true;
+		this.backend.releaseError = new AssertionError("release blew up");
+		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
+			// another local caller asks for the key: this one joins the local queue first
+			assertThat(engine.waiters().beginAsking("k")).isTrue();
+			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			assertThat(thrown).as("the caller is told").isNotNull();
+			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
+		}
+	}
+
+	/** The same on the asynchronous path. */
+	@Test
+	void anErrorWhileTheUndoOfAFailedAttemptIsSentLeavesNoLocalWaiterOnTheAsyncPath() throws Exception {
+		this.backend.failAttempts = true;
+		this.backend.releaseError = new AssertionError("release blew up");
+		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
+			assertThat(engine.waiters().beginAsking("k")).isTrue();
+			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
+			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
+			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
+		}
+	}
+
 	private LockEngine engine(ObservationRegistry registry) {
 		return new LockEngine(new Storage(this.backend, this.backend),
 				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)));
@@ -166,15 +201,29 @@ class AcquisitionEndingFailureTests {
 
 		volatile String lastOwner;
 
+		/** Whether every attempt fails (the storage refuses it). */
+		volatile boolean failAttempts;
+
+		/** Thrown by every release, when set. */
+		volatile Error releaseError;
+
 		@Override
 		public Attempt acquire(Acquire request) {
 			this.lastOwner = request.owner();
+			if (this.failAttempts) {
+				throw new io.lockstep.LockException("Redis failed to acquire 'k': NOPERM");
+			}
 			return Attempt.acquired(new long[] { 1 });
 		}
 
 		@Override
 		public CompletableFuture<Attempt> acquireAsync(Acquire request, java.util.concurrent.Executor blocking) {
-			return CompletableFuture.completedFuture(acquire(request));
+			try {
+				return CompletableFuture.completedFuture(acquire(request));
+			}
+			catch (RuntimeException ex) {
+				return CompletableFuture.failedFuture(ex);
+			}
 		}
 
 		@Override
@@ -186,6 +235,9 @@ class AcquisitionEndingFailureTests {
 		public int release(Release request) {
 			this.givenBack.add(request.owner());
 			this.gaveBack.countDown();
+			if (this.releaseError != null) {
+				throw this.releaseError;
+			}
 			return request.waits() ? request.id().size() : -1;
 		}
 
