@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds lock-benchmarks (and the modules it needs, nothing installed), then runs every
-# scenario for every contender that has what it measures (RW and SEM: Lockstep and
-# Redisson) against one redis-server it starts, and writes docs/benchmarks.md. Options
-# go to io.lockstep.benchmarks.BenchmarkRunner (--help).
-# The full run takes about 10 minutes on 2 cores.
+# Builds lock-benchmarks (and the modules it needs, nothing installed), then runs the chosen
+# scenarios for the chosen contenders with JMH against one redis-server it starts, writes JMH's
+# JSON result and prints (and writes) the comparison with the floor. With --compare, prints the
+# comparison of JSON results already written, e.g. of builds run interleaved:
+#   run-benchmarks.sh --compare before=a1.json after=b1.json before=a2.json after=b2.json
+# Options: --help (io.lockstep.benchmarks.BenchmarkRunner and Compare). Everything takes about
+# 10 minutes on 2 cores.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,13 +16,16 @@ echo "Building lock-benchmarks..."
   org.apache.maven.plugins:maven-dependency-plugin:3.11.0:build-classpath \
   -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
 
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-# the report this run rewrites does not count as a change
-if [ -n "$(git status --porcelain -- . ':!docs/benchmarks.md' 2>/dev/null)" ]; then
-  commit="$commit (with uncommitted changes)"
+classpath="lock-benchmarks/target/classes:$(cat lock-benchmarks/target/classpath.txt)"
+if [ "${1:-}" = "--compare" ]; then
+  shift
+  exec java -cp "$classpath" io.lockstep.benchmarks.Compare "$@"
 fi
 
-classpath="lock-benchmarks/target/classes:$(cat lock-benchmarks/target/classpath.txt)"
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git status --porcelain -- . 2>/dev/null)" ]; then
+  commit="$commit (with uncommitted changes)"
+fi
 log=lock-benchmarks/target/run-benchmarks.log
 echo "Running; JMH's output goes here and to $log"
 java -cp "$classpath" "-Dlockstep.bench.commit=$commit" \

@@ -160,7 +160,7 @@ public final class LockstepAutoConfiguration {
 				ObjectProvider<LockLostListener> listeners,
 				ObjectProvider<RedisLockTemplateBuilderCustomizer> customizers, Environment environment) {
 			// spring.data.redis.timeout is the single Redis's, not the Redlock nodes'
-			RedisLockTemplateBuilder builder = RedlockSettings.redlock(properties.getRedlock())
+			RedisLockTemplateBuilder builder = RedlockFactory.redlock(properties.getRedlock())
 				.builder()
 				.commandTimeout(CommandTimeout.of(properties, null));
 			configure(builder, properties, events, listeners, environment);

@@ -1,246 +1,151 @@
 package io.lockstep.benchmarks;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
+import java.util.Set;
 
 import io.lockstep.test.RedisFixture;
-import io.lockstep.test.RedisNode;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs the chosen scenarios for the chosen contenders in one go against one
- * {@code redis-server} it starts (and stops), and writes the report. Run by
- * {@code lock-benchmarks/run-benchmarks.sh}; {@code --help} lists the options.
+ * Runs the chosen scenarios for the chosen contenders, one JMH run per scenario, against
+ * one {@code redis-server} it starts (and stops); writes JMH's JSON result and the
+ * {@link Compare} table of it. Run by {@code lock-benchmarks/run-benchmarks.sh}.
  */
 public final class BenchmarkRunner {
 
-	static final List<String> FORK_JVM_ARGS = List.of("-Xms1g", "-Xmx1g");
+	static final String USAGE = """
+			Usage: run-benchmarks.sh [options]          run scenarios, write JMH's JSON and a comparison
+			       run-benchmarks.sh --compare [label=]result.json ...   compare JSON results of one or more runs
+			  --scenarios S1,S2,S3,S4,S5,RW,SEM,MACHINE  scenarios (default: all; RW and SEM run only
+			                                  lockstep and redisson, MACHINE raw Lettuce)
+			  --contenders floor,lockstep,... contenders (default: floor,lockstep,redisson,si-spin,si-pubsub)
+			  --clients shared,per-thread     client modes of S3 and S4 (default: both; the others run shared)
+			  --warmup NxS                    N warm-up iterations of S seconds per fork (default 1x2)
+			  --measurement NxS               N measurement iterations of S seconds per fork (default 3x2)
+			  --json FILE                     JMH's JSON result (default lock-benchmarks/target/jmh-result.json)
+			  --report FILE                   the comparison, Markdown (default lock-benchmarks/target/benchmarks.md)
+			""";
 
 	private BenchmarkRunner() {
 	}
 
-	public static void main(String[] args) throws IOException, RunnerException, InterruptedException {
-		Settings settings = Settings.parse(args);
-		if (settings == null) {
-			System.out.println(Settings.USAGE);
-			return;
+	public static void main(String[] args) throws IOException, RunnerException {
+		Map<String, String> options = new LinkedHashMap<>(Map.of("--scenarios", "S1,S2,S3,S4,S5,RW,SEM,MACHINE",
+				"--contenders", String.join(",", Contenders.ids()), "--clients", "shared,per-thread", "--warmup", "1x2",
+				"--measurement", "3x2", "--json", "lock-benchmarks/target/jmh-result.json", "--report",
+				"lock-benchmarks/target/benchmarks.md"));
+		for (int i = 0; i < args.length; i += 2) {
+			if (!options.containsKey(args[i]) || i + 1 == args.length) {
+				System.out.println(args[i].equals("--help") ? USAGE : "Cannot read " + args[i] + "\n" + USAGE);
+				System.exit(args[i].equals("--help") ? 0 : 2);
+			}
+			options.put(args[i], args[i + 1]);
 		}
-		long started = System.nanoTime();
-		String loadBefore = Environment.loadAverage();
-		deleteRecursively(settings.records);
-		Collection<RunResult> results;
-		String redisVersion;
-		MachineProbe probe;
+		List<String> contenders = split(options.get("--contenders"));
+		contenders.forEach(Contenders::of);
+		List<String> clients = split(options.get("--clients"));
+		String loadBefore = loadAverage();
+		List<RunResult> results = new ArrayList<>();
+		List<String> failed = new ArrayList<>();
+		String redis;
 		try (RedisFixture fixture = new RedisFixture()) {
-			RedisNode redis = fixture.standalone();
-			redisVersion = fixture.redisVersion();
-			System.out.println("Benchmarking against " + redis + ": " + redisVersion);
-			results = run(settings, redis.port());
-			System.out.println("Measuring Redis round trips right after another and after a 5 ms idle wait...");
-			probe = MachineProbe.measure(redis.port());
-			System.out.println(probe);
+			int port = fixture.standalone().port();
+			redis = fixture.redisVersion();
+			for (Scenario scenario : split(options.get("--scenarios")).stream().map(Scenario::valueOf).toList()) {
+				List<String> runs = contenders.stream().filter(scenario::runs).toList();
+				if (runs.isEmpty()) {
+					continue;
+				}
+				Collection<RunResult> ran = new Runner(new OptionsBuilder().include(scenario.include())
+					.forks(1)
+					.warmupIterations(iterations(options.get("--warmup"), 0))
+					.warmupTime(TimeValue.seconds(iterations(options.get("--warmup"), 1)))
+					.measurementIterations(iterations(options.get("--measurement"), 0))
+					.measurementTime(TimeValue.seconds(iterations(options.get("--measurement"), 1)))
+					.timeout(TimeValue.minutes(2))
+					.shouldFailOnError(false)
+					.addProfiler(LockProfiler.class)
+					.param("contender", runs.toArray(String[]::new))
+					.param("clients", clients.toArray(String[]::new))
+					.jvmArgsAppend("-Xms1g", "-Xmx1g", "-D" + RedisTarget.PORT_PROPERTY + "=" + port)
+					.build()).run();
+				results.addAll(ran);
+				failed.addAll(missing(scenario, runs, clients, ran));
+			}
 		}
-		Map<String, Outcome> outcomes = Outcome.collect(results, settings.records);
-		List<String> failures = failures(settings, outcomes);
-		RunInfo run = new RunInfo(settings.scenarios, settings.contenders, settings.clients, settings.warmup.describe(),
-				settings.measurement.describe(), redisVersion, probe,
-				ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")),
-				elapsed(Duration.ofNanos(System.nanoTime() - started)), loadBefore, Environment.loadAverage(),
-				settings.commandLine(), failures);
-		Files.createDirectories(settings.report.toAbsolutePath().getParent());
-		Files.writeString(settings.report, new Report(outcomes, run).render(), StandardCharsets.UTF_8);
-		System.out.println("Wrote " + settings.report + " (" + run.elapsed() + ")");
-		if (!failures.isEmpty()) {
-			System.err.println("Failed: " + String.join(", ", failures));
+		Path json = Path.of(options.get("--json"));
+		Path report = Path.of(options.get("--report"));
+		Files.createDirectories(json.toAbsolutePath().getParent());
+		Files.createDirectories(report.toAbsolutePath().getParent());
+		ResultFormatFactory.getInstance(ResultFormatType.JSON, json.toString()).writeOut(results);
+		String table = "# Benchmark run\n\n`run-benchmarks.sh " + String.join(" ", args) + "` at commit "
+				+ System.getProperty("lockstep.bench.commit", "unknown") + ", "
+				+ ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")) + "; "
+				+ redis + "; load average (1 min) " + loadBefore + " before, " + loadAverage() + " after; JMH JSON: `"
+				+ json + "`." + (failed.isEmpty() ? "" : " **Failed**: " + failed + ".") + "\n\n"
+				+ Compare.render(List.of(Compare.read("run", json)));
+		Files.writeString(report, table);
+		System.out.println("\n" + table + "\nWrote " + report + " and " + json);
+		if (!failed.isEmpty()) {
 			System.exit(1);
 		}
 	}
 
-	/**
-	 * Runs JMH once per group of scenarios that run the same contenders (JMH's parameter
-	 * values apply to every benchmark of a run), in the order chosen, and writes JMH's
-	 * JSON result of all of them.
-	 */
-	private static Collection<RunResult> run(Settings settings, int port) throws RunnerException, IOException {
-		Map<List<String>, List<Scenario>> groups = new LinkedHashMap<>();
-		for (Scenario scenario : settings.scenarios) {
-			List<String> contenders = settings.contenders.stream().filter(scenario::runs).toList();
-			if (!contenders.isEmpty()) {
-				groups.computeIfAbsent(contenders, (key) -> new ArrayList<>()).add(scenario);
-			}
-		}
-		List<RunResult> results = new ArrayList<>();
-		for (Map.Entry<List<String>, List<Scenario>> group : groups.entrySet()) {
-			results.addAll(new Runner(options(settings, port, group.getValue(), group.getKey()).build()).run());
-		}
-		Files.createDirectories(settings.json.toAbsolutePath().getParent());
-		ResultFormatFactory.getInstance(ResultFormatType.JSON, settings.json.toString()).writeOut(results);
-		return results;
-	}
-
-	private static ChainedOptionsBuilder options(Settings settings, int port, List<Scenario> scenarios,
-			List<String> contenders) {
-		ChainedOptionsBuilder options = new OptionsBuilder().forks(1)
-			.warmupIterations(settings.warmup.iterations)
-			.warmupTime(TimeValue.seconds(settings.warmup.seconds))
-			.measurementIterations(settings.measurement.iterations)
-			.measurementTime(TimeValue.seconds(settings.measurement.seconds))
-			.timeout(TimeValue.minutes(2))
-			.shouldFailOnError(false)
-			.param("contender", contenders.toArray(String[]::new))
-			.param("clients", settings.clients.toArray(String[]::new))
-			.jvmArgsAppend(Stream
-				.concat(FORK_JVM_ARGS.stream(),
-						Stream.of("-D" + RedisTarget.PORT_PROPERTY + "=" + port,
-								"-D" + TrialRecord.DIRECTORY_PROPERTY + "=" + settings.records.toAbsolutePath(),
-								"-Dlockstep.bench.commit=" + System.getProperty("lockstep.bench.commit", "")))
-				.toArray(String[]::new));
-		scenarios.forEach((scenario) -> options.include(scenario.include()));
-		return options;
-	}
-
-	private static List<String> failures(Settings settings, Map<String, Outcome> outcomes) {
-		List<String> failures = new ArrayList<>();
-		for (Scenario scenario : settings.scenarios) {
-			for (String contender : settings.contenders) {
-				if (!scenario.runs(contender)) {
-					continue;
-				}
-				for (String clients : scenario.clients()) {
-					if (settings.clients.contains(clients)
-							&& !outcomes.containsKey(Outcome.key(scenario, contender, clients))) {
-						failures.add(scenario + " " + contender + " (" + clients + ")");
-					}
+	/** The contenders and client modes of {@code scenario} that gave no result. */
+	private static List<String> missing(Scenario scenario, List<String> contenders, List<String> clients,
+			Collection<RunResult> ran) {
+		Set<String> got = new HashSet<>();
+		ran.forEach((result) -> got.add(result.getParams().getParam("contender") + " "
+				+ (scenario.hasClientModes() ? result.getParams().getParam("clients") : "shared")));
+		List<String> missing = new ArrayList<>();
+		for (String contender : scenario.measuresContenders() ? contenders : List.<String>of()) {
+			for (String mode : scenario.hasClientModes() ? clients : List.of("shared")) {
+				if (!got.contains(contender + " " + mode)) {
+					missing.add(scenario + " " + contender + " (" + mode + ")");
 				}
 			}
 		}
-		return failures;
+		return missing;
 	}
 
-	private static String elapsed(Duration duration) {
-		return duration.toMinutes() + " min " + duration.toSecondsPart() + " s";
+	/** Part {@code index} of {@code NxS}: 0 the iterations, 1 the seconds. */
+	private static int iterations(String value, int index) {
+		String[] parts = value.split("x");
+		if (parts.length != 2) {
+			throw new IllegalArgumentException("Expected NxS (e.g. 3x2), got " + value);
+		}
+		return Integer.parseInt(parts[index]);
 	}
 
-	private static void deleteRecursively(Path directory) throws IOException {
-		if (!Files.exists(directory)) {
-			return;
-		}
-		try (Stream<Path> paths = Files.walk(directory)) {
-			for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-				Files.delete(path);
-			}
-		}
+	private static List<String> split(String value) {
+		return Arrays.stream(value.split(",")).map(String::trim).filter((part) -> !part.isEmpty()).toList();
 	}
 
-	/** The command line, parsed. */
-	static final class Settings {
-
-		static final String USAGE = """
-				Usage: run-benchmarks.sh [options]
-				  --scenarios S1,S2,S3,S4,S5,RW,SEM scenarios to run (default: all)
-				  --contenders floor,lockstep,... contenders (default: floor,lockstep,redisson,si-spin,si-pubsub;
-				                                  RW and SEM run only lockstep and redisson among them)
-				  --clients shared,per-thread     client modes of S3/S4 (default: both; S1, S2, S5 run shared)
-				  --warmup NxS                    N warm-up iterations of S seconds per fork (default 1x2)
-				  --measurement NxS               N measurement iterations of S seconds per fork (default 3x2)
-				  --report FILE                   the Markdown report (default docs/benchmarks.md)
-				  --records DIR                   where forks leave their counts (default lock-benchmarks/target/benchmark-records)
-				  --json FILE                     JMH's JSON result (default lock-benchmarks/target/jmh-result.json)
-				""";
-
-		List<Scenario> scenarios = List.of(Scenario.values());
-
-		List<String> contenders = Contenders.ids();
-
-		List<String> clients = List.of(Scenario.Clients.SHARED, Scenario.Clients.PER_THREAD);
-
-		Iterations warmup = new Iterations(1, 2);
-
-		Iterations measurement = new Iterations(3, 2);
-
-		Path report = Path.of("docs/benchmarks.md");
-
-		Path records = Path.of("lock-benchmarks/target/benchmark-records");
-
-		Path json = Path.of("lock-benchmarks/target/jmh-result.json");
-
-		private final List<String> args = new ArrayList<>();
-
-		/** The settings, or {@code null} for {@code --help}. */
-		static Settings parse(String[] args) {
-			Settings settings = new Settings();
-			settings.args.addAll(Arrays.asList(args));
-			for (int i = 0; i < args.length; i++) {
-				String option = args[i];
-				if (option.equals("--help") || option.equals("-h")) {
-					return null;
-				}
-				if (i + 1 >= args.length) {
-					throw new IllegalArgumentException("Missing value after " + option + "\n" + USAGE);
-				}
-				String value = args[++i];
-				switch (option) {
-					case "--scenarios" -> settings.scenarios = split(value).stream().map(Scenario::valueOf).toList();
-					case "--contenders" ->
-						settings.contenders = split(value).stream().map((id) -> Contenders.of(id).id()).toList();
-					case "--clients" -> settings.clients = split(value);
-					case "--warmup" -> settings.warmup = Iterations.parse(value);
-					case "--measurement" -> settings.measurement = Iterations.parse(value);
-					case "--report" -> settings.report = Path.of(value);
-					case "--records" -> settings.records = Path.of(value);
-					case "--json" -> settings.json = Path.of(value);
-					default -> throw new IllegalArgumentException("Unknown option " + option + "\n" + USAGE);
-				}
-			}
-			return settings;
+	private static String loadAverage() {
+		try {
+			return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
 		}
-
-		String commandLine() {
-			return ("lock-benchmarks/run-benchmarks.sh " + String.join(" ", this.args)).trim();
+		catch (IOException | RuntimeException ex) {
+			return "unknown";
 		}
-
-		private static List<String> split(String value) {
-			return Arrays.stream(value.split(",")).map(String::trim).filter((part) -> !part.isEmpty()).toList();
-		}
-
-	}
-
-	/** {@code N} iterations of {@code S} seconds, written {@code NxS}. */
-	record Iterations(int iterations, int seconds) {
-
-		static Iterations parse(String value) {
-			String[] parts = value.split("x");
-			if (parts.length != 2) {
-				throw new IllegalArgumentException("Expected NxS (e.g. 3x2), got " + value);
-			}
-			return new Iterations(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
-		}
-
-		String describe() {
-			return this.iterations + " × " + this.seconds + " s";
-		}
-
 	}
 
 }

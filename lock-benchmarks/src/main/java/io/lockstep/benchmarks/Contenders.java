@@ -6,57 +6,33 @@ import java.util.function.Function;
 import org.springframework.integration.redis.util.RedisLockRegistry.RedisLockType;
 
 /**
- * The contenders by the name used as JMH parameter, in the order the report shows them.
+ * The contenders by the name used as JMH parameter, in the order the comparison shows
+ * them.
  */
 enum Contenders {
 
-	FLOOR("floor", "busy-spin floor (raw Lettuce EVALSHA ×2)", FloorContender::new),
+	FLOOR("floor", FloorContender::new),
 
-	LOCKSTEP("lockstep", "Lockstep (watchdog lease)", LockstepContender::new),
+	LOCKSTEP("lockstep", LockstepContender::new),
 
-	REDISSON("redisson", "Redisson `RLock` (watchdog)", RedissonContender::new),
+	REDISSON("redisson", RedissonContender::new),
 
-	SI_SPIN("si-spin", "SI `RedisLockRegistry` spin",
-			(redis) -> new SpringIntegrationContender(redis, RedisLockType.SPIN_LOCK)),
+	SI_SPIN("si-spin", (redis) -> new SpringIntegrationContender(redis, RedisLockType.SPIN_LOCK)),
 
-	SI_PUBSUB("si-pubsub", "SI `RedisLockRegistry` pub/sub",
-			(redis) -> new SpringIntegrationContender(redis, RedisLockType.PUB_SUB_LOCK));
+	SI_PUBSUB("si-pubsub", (redis) -> new SpringIntegrationContender(redis, RedisLockType.PUB_SUB_LOCK));
 
 	private final String id;
 
-	private final String title;
-
 	private final Function<RedisTarget, Contender> factory;
 
-	Contenders(String id, String title, Function<RedisTarget, Contender> factory) {
+	Contenders(String id, Function<RedisTarget, Contender> factory) {
 		this.id = id;
-		this.title = title;
 		this.factory = factory;
 	}
 
 	/** The JMH parameter value, e.g. {@code si-pubsub}. */
 	String id() {
 		return this.id;
-	}
-
-	/** The column title in the report. */
-	String title() {
-		return this.title;
-	}
-
-	/**
-	 * The row title in the details of {@code scenario}: for RW and SEM, what the
-	 * contender measures there when that is not its plain lock.
-	 */
-	String title(Scenario scenario) {
-		if (this == REDISSON && scenario == Scenario.RW) {
-			return "Redisson `RReadWriteLock` (watchdog)";
-		}
-		if (this == REDISSON && scenario == Scenario.SEM) {
-			return "Redisson `RPermitExpirableSemaphore` (" + RedissonContender.PERMIT_LEASE_SECONDS
-					+ " s lease per permit)";
-		}
-		return this.title;
 	}
 
 	Contender create(RedisTarget redis) {

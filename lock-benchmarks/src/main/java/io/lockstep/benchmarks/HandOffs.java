@@ -1,5 +1,11 @@
 package io.lockstep.benchmarks;
 
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.results.ResultRole;
+import org.openjdk.jmh.results.SampleTimeResult;
+import org.openjdk.jmh.util.SampleBuffer;
+
 /**
  * Hand-off latency of a one-key scenario: from the moment the holder starts its release
  * call to the moment the next holder, another thread, is inside, from
@@ -17,9 +23,10 @@ final class HandOffs {
 		this.latencies = new Latencies(capacity);
 	}
 
-	/** At the start of every iteration: no release to measure from yet. */
+	/** At the start of every iteration: no release to measure from yet, no samples. */
 	void reset() {
 		this.releaseStarted = 0;
+		this.latencies.clear();
 	}
 
 	/**
@@ -40,10 +47,14 @@ final class HandOffs {
 		this.releaseStarted = System.nanoTime();
 	}
 
-	void report(TrialRecord record) {
-		record.handOffSamples = this.latencies.count();
-		record.handOffP50Nanos = this.latencies.percentile(50);
-		record.handOffP99Nanos = this.latencies.percentile(99);
+	/**
+	 * The iteration's samples as a JMH result ({@code hand-off}, in µs), whose
+	 * percentiles JMH computes over all measurement iterations.
+	 */
+	SampleTimeResult result() {
+		SampleBuffer buffer = new SampleBuffer();
+		this.latencies.forEach(buffer::add);
+		return new SampleTimeResult(ResultRole.SECONDARY, "hand-off", buffer, TimeUnit.MICROSECONDS);
 	}
 
 }

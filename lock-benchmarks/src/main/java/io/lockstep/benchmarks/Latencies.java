@@ -1,11 +1,11 @@
 package io.lockstep.benchmarks;
 
-import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
 
 /**
  * Latency samples in nanoseconds, recorded from many threads without locking (samples
- * past the capacity are dropped and counted).
+ * past the capacity are dropped).
  */
 final class Latencies {
 
@@ -24,24 +24,17 @@ final class Latencies {
 		}
 	}
 
-	/** Samples recorded, dropped ones included. */
-	int count() {
-		return this.next.get();
+	/** Drops the samples; call while nobody records. */
+	void clear() {
+		this.next.set(0);
 	}
 
-	/**
-	 * The nearest-rank percentile ({@code 0 < percentile <= 100}) in nanoseconds, or -1
-	 * without samples. Call once recording has stopped.
-	 */
-	long percentile(double percentile) {
+	/** Passes each sample kept to {@code action}; call once recording has stopped. */
+	void forEach(LongConsumer action) {
 		int kept = Math.min(this.next.get(), this.samples.length);
-		if (kept == 0) {
-			return -1;
+		for (int i = 0; i < kept; i++) {
+			action.accept(this.samples[i]);
 		}
-		long[] sorted = Arrays.copyOf(this.samples, kept);
-		Arrays.sort(sorted);
-		int rank = (int) Math.ceil(percentile / 100 * kept);
-		return sorted[Math.max(0, rank - 1)];
 	}
 
 }

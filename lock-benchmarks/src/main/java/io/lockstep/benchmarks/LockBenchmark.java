@@ -1,7 +1,9 @@
 package io.lockstep.benchmarks;
 
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.openjdk.jmh.annotations.Level;
@@ -13,21 +15,23 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 import org.openjdk.jmh.infra.ThreadParams;
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ScalarResult;
 import org.openjdk.jmh.runner.IterationType;
 
 /**
  * What every scenario shares: the contender under test (JMH parameter {@code contender}),
- * the Redis it runs against, the exclusion check, and the bookkeeping of measurement
- * iterations (acquisitions and the wall-clock time from the iteration's setup to its
- * teardown, Redis commands from {@code INFO commandstats}, holder changes) that ends up
- * in a {@link TrialRecord}.
+ * the Redis it runs against, the exclusion check, and what each measurement iteration
+ * counted, handed to JMH as secondary results through {@link LockProfiler}.
  *
  * <p>
- * Why a rate of its own: JMH's throughput adds up per-thread rates, each over the time
- * that thread spent in its measured loop. When a lock starves some threads (they enter
- * the loop late, or leave it early), their short windows inflate the sum, up to figures
- * no lock could reach (above 200/s with a 5 ms critical section). Acquisitions ÷
- * wall-clock time, all threads in, cannot overstate.
+ * Why a rate of its own ({@code acquisitions/s}): JMH's throughput adds up per-thread
+ * rates, each over the time that thread spent in its measured loop. When a lock starves
+ * some threads (they enter the loop late, or leave it early), their short windows inflate
+ * the sum, up to figures no lock could reach (above 200/s with a 5 ms critical section).
+ * Acquisitions ÷ wall-clock time from the iteration's setup to its teardown, all threads
+ * in, cannot overstate.
  *
  * <p>
  * Each fork is one trial: it empties Redis and zeroes its statistics first, so commands
@@ -47,9 +51,9 @@ public abstract class LockBenchmark {
 
 	final Occupancy occupancy = new Occupancy(MAX_KEYS);
 
-	private final LongAdder acquisitions = new LongAdder();
+	final LongAdder acquisitions = new LongAdder();
 
-	private final LongAdder holderChanges = new LongAdder();
+	final LongAdder holderChanges = new LongAdder();
 
 	private final List<Contender> clients = new ArrayList<>();
 
@@ -57,13 +61,9 @@ public abstract class LockBenchmark {
 
 	private RedisTarget redis;
 
-	private TrialRecord record;
+	private RedisTarget.Stats statsBefore;
 
-	private RedisTarget.CommandStats commandsBefore;
-
-	private long acquisitionsBefore;
-
-	private long holderChangesBefore;
+	private long cpuBefore;
 
 	private long iterationStarted;
 
@@ -86,26 +86,60 @@ public abstract class LockBenchmark {
 		for (int i = 0; i < count; i++) {
 			this.clients.add(which.create(this.redis));
 		}
-		this.record = new TrialRecord(scenario(params), this.contender, clients());
 	}
 
 	@Setup(Level.Iteration)
 	public void startIteration(IterationParams iteration) {
 		this.measuring = iteration.getType() == IterationType.MEASUREMENT;
-		this.commandsBefore = this.redis.commandStats();
-		this.acquisitionsBefore = this.acquisitions.sum();
-		this.holderChangesBefore = this.holderChanges.sum();
+		this.statsBefore = this.redis.stats();
+		this.cpuBefore = processCpuNanos();
+		this.acquisitions.reset();
+		this.holderChanges.reset();
 		iterationStarted();
 		this.iterationStarted = System.nanoTime();
 	}
 
+	/**
+	 * Hands what a measurement iteration counted to {@link LockProfiler}: acquisitions
+	 * and their rate by wall clock, Redis calls by command (summed over the iterations),
+	 * commands, (un)subscriptions and CPU time (this JVM's, compilation and GC included,
+	 * and Redis's) per acquisition, and Redis time per script call, its commands
+	 * included.
+	 */
 	@TearDown(Level.Iteration)
 	public void endIteration() {
 		if (this.measuring) {
 			long nanos = System.nanoTime() - this.iterationStarted;
-			this.record.add(this.commandsBefore, this.redis.commandStats(),
-					this.acquisitions.sum() - this.acquisitionsBefore,
-					this.holderChanges.sum() - this.holderChangesBefore, nanos);
+			long cpu = processCpuNanos() - this.cpuBefore;
+			RedisTarget.Stats after = this.redis.stats();
+			long acquisitions = this.acquisitions.sum();
+			List<Result<?>> results = new ArrayList<>();
+			results.add(new ScalarResult("acquisitions/s", acquisitions * 1e9 / nanos, "ops/s", AggregationPolicy.AVG));
+			results.add(new ScalarResult("acquisitions", acquisitions, "#", AggregationPolicy.SUM));
+			Map<String, Long> calls = after.callsSince(this.statsBefore);
+			calls.forEach(
+					(name, count) -> results.add(new ScalarResult("calls " + name, count, "#", AggregationPolicy.SUM)));
+			long scripts = calls.getOrDefault("evalsha", 0L) + calls.getOrDefault("eval", 0L);
+			if (scripts > 0) {
+				double micros = after.microsSince(this.statsBefore, "evalsha")
+						+ after.microsSince(this.statsBefore, "eval");
+				results.add(new ScalarResult("redis time/script", micros / scripts, "us", AggregationPolicy.AVG));
+			}
+			if (acquisitions > 0) {
+				long commands = calls.values().stream().mapToLong(Long::longValue).sum();
+				long subscriptions = calls.entrySet()
+					.stream()
+					.filter((entry) -> entry.getKey().endsWith("subscribe"))
+					.mapToLong(Map.Entry::getValue)
+					.sum();
+				results.add(perAcquisition("commands/acq", commands, "#"));
+				results.add(perAcquisition("subscribes/acq", subscriptions, "#"));
+				results.add(perAcquisition("jvm cpu/acq", cpu / 1000.0, "us"));
+				results.add(perAcquisition("redis cpu/acq", (after.cpuSeconds() - this.statsBefore.cpuSeconds()) * 1e6,
+						"us"));
+			}
+			iterationEnded(results, acquisitions, nanos);
+			LockProfiler.publish(results);
 		}
 		this.measuring = false;
 	}
@@ -113,8 +147,7 @@ public abstract class LockBenchmark {
 	@TearDown(Level.Trial)
 	public void endTrial() {
 		try {
-			trialEnded(this.record);
-			this.record.writeIfRequested();
+			trialEnded();
 		}
 		finally {
 			this.clients.forEach(Contender::close);
@@ -123,19 +156,19 @@ public abstract class LockBenchmark {
 		}
 	}
 
-	/** The benchmark's class name, e.g. {@code S3HandOffBenchmark}. */
-	static String scenario(BenchmarkParams params) {
-		String method = params.getBenchmark();
-		String type = method.substring(0, method.lastIndexOf('.'));
-		return type.substring(type.lastIndexOf('.') + 1);
-	}
-
 	/** Called at the start of every iteration, warm-up included. */
 	void iterationStarted() {
 	}
 
-	/** Called once the trial's last iteration ended, before the record is written. */
-	void trialEnded(TrialRecord record) {
+	/**
+	 * Called at the end of every measurement iteration: add what this scenario counts
+	 * beyond the common figures.
+	 */
+	void iterationEnded(List<Result<?>> results, long acquisitions, long nanos) {
+	}
+
+	/** Called once the trial's last iteration ended; may fail the trial. */
+	void trialEnded() {
 	}
 
 	/** The client the thread of {@code slot} uses. */
@@ -161,6 +194,18 @@ public abstract class LockBenchmark {
 			this.lastHolder = slot.index;
 			this.holderChanges.increment();
 		}
+	}
+
+	/**
+	 * {@code total ÷ acquisitions} of the iteration just ended, averaged over iterations.
+	 */
+	ScalarResult perAcquisition(String label, double total, String unit) {
+		return new ScalarResult(label, total / this.acquisitions.sum(), unit, AggregationPolicy.AVG);
+	}
+
+	private static long processCpuNanos() {
+		return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+			.getProcessCpuTime();
 	}
 
 	/** One benchmark thread: its index, and state a scenario keeps per thread. */

@@ -1,10 +1,16 @@
 package io.lockstep.benchmarks;
 
+import java.util.List;
+
 import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ScalarResult;
 
 /**
  * A scenario of many threads on one key, with one client for all of them or one each,
- * that measures hand-off latency ({@link HandOffs}).
+ * that measures hand-off latency ({@link HandOffs}) and the share of acquisitions that
+ * went to another thread than the previous holder ({@code holder changes}).
  */
 public abstract class OneKeyBenchmark extends LockBenchmark {
 
@@ -25,8 +31,12 @@ public abstract class OneKeyBenchmark extends LockBenchmark {
 	}
 
 	@Override
-	void trialEnded(TrialRecord record) {
-		this.handOffs.report(record);
+	void iterationEnded(List<Result<?>> results, long acquisitions, long nanos) {
+		results.add(this.handOffs.result());
+		if (acquisitions > 0) {
+			results.add(new ScalarResult("holder changes", 100.0 * this.holderChanges.sum() / acquisitions, "%",
+					AggregationPolicy.AVG));
+		}
 	}
 
 	/**

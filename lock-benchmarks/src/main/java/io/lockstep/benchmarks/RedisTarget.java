@@ -2,6 +2,7 @@ package io.lockstep.benchmarks;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -83,52 +84,58 @@ final class RedisTarget implements AutoCloseable {
 	}
 
 	/**
-	 * Calls per command since the last reset, from {@code INFO commandstats}; counts the
-	 * commands that scripts run too. {@code info} itself (the harness's own) is left out.
+	 * What the server counted since the last reset: calls and Redis time per command,
+	 * from {@code INFO commandstats} ({@code info} itself left out; a script's time
+	 * includes the commands it runs, which are also counted on their own), and the CPU
+	 * time the server used since it started, from {@code INFO cpu}.
 	 */
-	Map<String, Long> commandCalls() {
-		return commandStats().calls();
+	Stats stats() {
+		Map<String, Long> calls = new HashMap<>();
+		Map<String, Long> micros = new HashMap<>();
+		double cpuSeconds = 0;
+		RedisCommands<String, String> commands = this.admin.sync();
+		String info = commands.info("commandstats") + "\n" + commands.info("cpu");
+		for (String line : info.lines().toList()) {
+			if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
+				String name = line.substring("cmdstat_".length(), line.indexOf(':'));
+				for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+					if (field.startsWith("calls=")) {
+						calls.put(name, Long.parseLong(field.substring("calls=".length())));
+					}
+					else if (field.startsWith("usec=")) {
+						micros.put(name, Long.parseLong(field.substring("usec=".length())));
+					}
+				}
+			}
+			else if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+				cpuSeconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+			}
+		}
+		return new Stats(calls, micros, cpuSeconds);
 	}
 
 	/**
-	 * Calls and Redis time per command since the last reset, from
-	 * {@code INFO commandstats} ({@code info} itself left out). A script's time includes
-	 * the commands it runs, which are also counted on their own.
+	 * Calls and microseconds of Redis time per command name, and the server's CPU time.
 	 */
-	CommandStats commandStats() {
-		String text = this.admin.sync().info("commandstats");
-		Map<String, Long> calls = new HashMap<>();
-		Map<String, Long> micros = new HashMap<>();
-		text.lines().filter((line) -> line.startsWith("cmdstat_")).forEach((line) -> {
-			String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-			String fields = line.substring(line.indexOf(':') + 1);
-			for (String field : fields.split(",")) {
-				if (field.startsWith("calls=")) {
-					calls.put(name, Long.parseLong(field.substring("calls=".length())));
-				}
-				else if (field.startsWith("usec=")) {
-					micros.put(name, Long.parseLong(field.substring("usec=".length())));
-				}
-			}
-		});
-		calls.remove("info");
-		micros.remove("info");
-		return new CommandStats(calls, micros);
-	}
+	record Stats(Map<String, Long> calls, Map<String, Long> micros, double cpuSeconds) {
 
-	/** Calls and microseconds of Redis time per command name. */
-	record CommandStats(Map<String, Long> calls, Map<String, Long> micros) {
-	}
+		/** Calls of each command since {@code before}, commands without any left out. */
+		Map<String, Long> callsSince(Stats before) {
+			Map<String, Long> delta = new TreeMap<>();
+			this.calls.forEach((name, count) -> {
+				long since = count - before.calls.getOrDefault(name, 0L);
+				if (since > 0) {
+					delta.put(name, since);
+				}
+			});
+			return delta;
+		}
 
-	/** {@code redis_version} from {@code INFO server}. */
-	String serverVersion() {
-		return this.admin.sync()
-			.info("server")
-			.lines()
-			.filter((line) -> line.startsWith("redis_version:"))
-			.map((line) -> line.substring("redis_version:".length()).trim())
-			.findFirst()
-			.orElse("unknown");
+		/** Redis time of {@code command} since {@code before}, in microseconds. */
+		long microsSince(Stats before, String command) {
+			return this.micros.getOrDefault(command, 0L) - before.micros.getOrDefault(command, 0L);
+		}
+
 	}
 
 	@Override

@@ -1,5 +1,6 @@
 package io.lockstep.benchmarks;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
@@ -10,10 +11,13 @@ import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ScalarResult;
 
 /**
  * S4: 4 threads on one key, 5 ms inside. A perfect lock is busy all the time: 200
- * acquisitions per second; efficiency = acquisitions/s ÷ 200.
+ * acquisitions per second; {@code efficiency} = acquisitions/s ÷ 200.
  *
  * <p>
  * Hand-off latency, as in S3: from the moment the holder starts its release call to the
@@ -35,6 +39,13 @@ public class S4CriticalSectionBenchmark extends OneKeyBenchmark {
 	@Benchmark
 	public void section(Slot slot) {
 		holdOnce(slot, KEY, () -> CriticalSection.spend(SECTION_NANOS));
+	}
+
+	@Override
+	void iterationEnded(List<Result<?>> results, long acquisitions, long nanos) {
+		super.iterationEnded(results, acquisitions, nanos);
+		results.add(new ScalarResult("efficiency", 100.0 * acquisitions * SECTION_NANOS / nanos, "%",
+				AggregationPolicy.AVG));
 	}
 
 }

@@ -1,14 +1,20 @@
 package io.lockstep.benchmarks;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ScalarResult;
 
 /**
  * A scenario of many threads on one key that admits more than one holder (a read/write
  * lock, a semaphore), one shared client, 1 ms inside: every acquisition is checked by a
- * {@link SharedOccupancy}, and the trial records the most holders seen inside at once and
- * the writes among its acquisitions. A trial in which no two holders were ever inside
- * together fails: the key was not shared.
+ * {@link SharedOccupancy}, and each measurement iteration reports the most holders seen
+ * inside at once ({@code most inside}) and the share of writes among its acquisitions
+ * ({@code writes}, RW). A trial in which no two holders were ever inside together fails:
+ * the key was not shared.
  */
 public abstract class SharedKeyBenchmark extends LockBenchmark {
 
@@ -57,12 +63,24 @@ public abstract class SharedKeyBenchmark extends LockBenchmark {
 	}
 
 	@Override
-	void trialEnded(TrialRecord record) {
-		record.mostInside = this.shared.mostInside();
-		record.writes = this.writes.sum();
-		if (record.mostInside < 2) {
-			throw new IllegalStateException(record.scenario + " " + record.contender + ": never more than "
-					+ record.mostInside + " holder inside at once, so the key was not shared");
+	void iterationStarted() {
+		this.writes.reset();
+	}
+
+	@Override
+	void iterationEnded(List<Result<?>> results, long acquisitions, long nanos) {
+		results.add(new ScalarResult("most inside", this.shared.mostInside(), "#", AggregationPolicy.MAX));
+		if (acquisitions > 0) {
+			results
+				.add(new ScalarResult("writes", 100.0 * this.writes.sum() / acquisitions, "%", AggregationPolicy.AVG));
+		}
+	}
+
+	@Override
+	void trialEnded() {
+		if (this.shared.mostInside() < 2) {
+			throw new IllegalStateException(getClass().getSimpleName() + " " + this.contender + ": never more than "
+					+ this.shared.mostInside() + " holder inside at once, so the key was not " + "shared");
 		}
 	}
 

@@ -2,8 +2,6 @@ package io.lockstep.benchmarks;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -25,9 +23,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The harness itself, fast: every contender locks and excludes against a real Redis, the
- * command count sees inside scripts, the exclusion check catches a lock that does not
- * lock, and the report renders. The benchmarks proper run only through
- * {@code run-benchmarks.sh}.
+ * command count sees inside scripts, and the exclusion checks catch a lock that does not
+ * lock. {@link BenchmarkSmokeTests} runs two scenarios briefly; the benchmarks proper run
+ * through {@code run-benchmarks.sh}.
  */
 @RedisTest
 class BenchmarkHarnessTests {
@@ -70,46 +68,20 @@ class BenchmarkHarnessTests {
 	}
 
 	@Test
-	void commandCountIncludesCommandsRunInsideScripts() {
+	void redisStatsCountCommandsRunInsideScriptsWithTheScriptsTimeAndTheServersCpu() {
 		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
-			Map<String, Long> before = this.redis.commandCalls();
-			floor.acquire("smoke:count").release();
-			TrialRecord record = new TrialRecord("test", "floor", "shared");
-			record.add(before, this.redis.commandCalls(), 1, 1, 1_000_000);
-			assertThat(record.commands).containsEntry("evalsha", 2L)
-				.containsEntry("set", 1L)
-				.containsEntry("get", 1L)
-				.containsEntry("del", 1L);
-			assertThat(record.commandsPerAcquisition()).isEqualTo(5.0);
-		}
-	}
-
-	@Test
-	void redisTimeOfEachScriptIsReadAndShownPerCallInTheDetails() {
-		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
-			RedisTarget.CommandStats before = this.redis.commandStats();
+			RedisTarget.Stats before = this.redis.stats();
 			for (int i = 0; i < 10; i++) {
-				floor.acquire("smoke:time").release();
+				floor.acquire("smoke:count").release();
 			}
-			TrialRecord record = new TrialRecord("test", "floor", "shared");
-			record.add(before, this.redis.commandStats(), 10, 10, 1_000_000);
-			assertThat(record.commands).containsEntry("evalsha", 20L);
-			assertThat(record.micros).containsKey("evalsha");
+			RedisTarget.Stats after = this.redis.stats();
+			assertThat(after.callsSince(before))
+				.containsExactlyInAnyOrderEntriesOf(Map.of("evalsha", 20L, "set", 10L, "get", 10L, "del", 10L));
 			// a script's time includes the commands it runs
-			assertThat(record.micros.get("evalsha")).isGreaterThanOrEqualTo(record.micros.get("set"));
-			assertThat(record.microsPerCall("evalsha")).isPositive().isEqualTo(record.micros.get("evalsha") / 20.0);
-			assertThat(record.microsPerCall("missing")).isNaN();
+			assertThat(after.microsSince(before, "evalsha")).isPositive()
+				.isGreaterThanOrEqualTo(after.microsSince(before, "set"));
+			assertThat(after.cpuSeconds()).isPositive().isGreaterThanOrEqualTo(before.cpuSeconds());
 		}
-		TrialRecord record = new TrialRecord(Scenario.S1.benchmark().getSimpleName(), "floor", "shared");
-		record.add(new RedisTarget.CommandStats(Map.of(), Map.of()),
-				new RedisTarget.CommandStats(Map.of("evalsha", 20L, "set", 10L), Map.of("evalsha", 437L, "set", 9L)),
-				10, 10, 1_000_000_000);
-		Map<String, Outcome> outcomes = Map.of(Outcome.key(Scenario.S1, "floor", "shared"),
-				new Outcome(Scenario.S1, "floor", "shared", 100, "us/op", 100, 100, 50, 100, record));
-		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor"), List.of("shared"), "1 × 1 s", "2 × 1 s",
-				"7.0.15", new MachineProbe(50, 200, 300, 100, 600), "today", "0 min 1 s", "1.0", "1.0",
-				"run-benchmarks.sh", List.of());
-		assertThat(new Report(outcomes, run).render()).contains("evalsha 2.00 (21.9 µs each) · set 1.00 |");
 	}
 
 	@Test
@@ -146,24 +118,6 @@ class BenchmarkHarnessTests {
 			.isInstanceOf(ExecutionException.class)
 			.hasCauseInstanceOf(Occupancy.ExclusionViolation.class)
 			.hasMessageContaining("Exclusion broken");
-	}
-
-	@Test
-	void reportShowsRatiosToTheFloorAndTheTargets() {
-		Map<String, Outcome> outcomes = new LinkedHashMap<>();
-		outcomes.put(Outcome.key(Scenario.S1, "floor", "shared"), outcome(Scenario.S1, "floor", 100, 50, 5));
-		outcomes.put(Outcome.key(Scenario.S1, "lockstep", "shared"), outcome(Scenario.S1, "lockstep", 120, 60, 6));
-		RunInfo run = new RunInfo(List.of(Scenario.S1), List.of("floor", "lockstep"), List.of("shared"), "1 × 1 s",
-				"2 × 1 s", "7.0.15", new MachineProbe(50, 200, 300, 100, 600), "today", "0 min 1 s", "1.0", "1.0",
-				"run-benchmarks.sh", List.of());
-		String markdown = new Report(outcomes, run).render();
-		assertThat(markdown).contains("| S1 uncontended pair, p50 | 50.0 µs (1.00×) | 60.0 µs (1.20×) |")
-			.contains("| S1 p50 ≤ 1.05× floor | 1.20× floor | **missed** |")
-			.contains("| ≤ 6 Redis commands per uncontended pair | 6.00 | met |")
-			.contains("- Redis round trip (raw Lettuce EVALSHA, p50 of 600): 50.0 µs right after another, 200 µs "
-					+ "after a 5 ms idle wait; a notification after a 5 ms idle wait")
-			.doesNotContain("S2 8 threads");
-		assertThat(EnumSet.allOf(Scenario.class)).hasSize(7);
 	}
 
 	@Test
@@ -262,43 +216,6 @@ class BenchmarkHarnessTests {
 			assertThatThrownBy(() -> floor.acquireRead("smoke:n/a")).isInstanceOf(UnsupportedOperationException.class)
 				.hasMessageContaining("FloorContender has no read/write locks");
 		}
-	}
-
-	@Test
-	void reportShowsReadWriteAndSemaphoreRatiosToRedissonAndMarksTheOthersNotApplicable() {
-		Map<String, Outcome> outcomes = new LinkedHashMap<>();
-		outcomes.put(Outcome.key(Scenario.RW, "lockstep", "shared"), shared(Scenario.RW, "lockstep", 3000, 8, 300));
-		outcomes.put(Outcome.key(Scenario.RW, "redisson", "shared"), shared(Scenario.RW, "redisson", 1500, 6, 150));
-		outcomes.put(Outcome.key(Scenario.SEM, "lockstep", "shared"), shared(Scenario.SEM, "lockstep", 2000, 3, 0));
-		outcomes.put(Outcome.key(Scenario.SEM, "redisson", "shared"), shared(Scenario.SEM, "redisson", 1600, 3, 0));
-		RunInfo run = new RunInfo(List.of(Scenario.RW, Scenario.SEM), List.of("floor", "lockstep", "redisson"),
-				List.of("shared"), "1 × 1 s", "2 × 1 s", "7.0.15", null, "today", "0 min 1 s", "1.0", "1.0",
-				"run-benchmarks.sh", List.of());
-		String markdown = new Report(outcomes, run).render();
-		assertThat(markdown)
-			.contains("| RW 8 threads, 1 key, 90 % reads, 1 ms inside: operations/s | n/a | 3,000/s | 1,500/s |")
-			.contains("| RW operations/s ≥ 1.5× Redisson's `RReadWriteLock` | 2.00× Redisson | met |")
-			.contains("| SEM acquisitions/s ≥ 1.5× Redisson's semaphore | 1.25× Redisson | **missed** |")
-			.contains("| busy-spin floor (raw Lettuce EVALSHA ×2) | shared | not applicable |")
-			.contains("| 8 (writes 10 %) |")
-			.contains("| Redisson `RPermitExpirableSemaphore` (30 s lease per permit) | shared | 1,600/s |")
-			.contains("`RPermitExpirableSemaphore`")
-			.doesNotContain("| failed |");
-	}
-
-	private static Outcome shared(Scenario scenario, String contender, long operations, long mostInside, long writes) {
-		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
-		record.add(Map.of(), Map.of("evalsha", 2 * operations), operations, operations, 1_000_000_000);
-		record.mostInside = mostInside;
-		record.writes = writes;
-		return new Outcome(scenario, contender, "shared", operations, "ops/s", operations, operations, Double.NaN,
-				Double.NaN, record);
-	}
-
-	private static Outcome outcome(Scenario scenario, String contender, double score, double p50, long commands) {
-		TrialRecord record = new TrialRecord(scenario.benchmark().getSimpleName(), contender, "shared");
-		record.add(Map.of(), Map.of("evalsha", commands), 1, 1, 1_000_000_000);
-		return new Outcome(scenario, contender, "shared", score, "us/op", score, score, p50, p50 * 2, record);
 	}
 
 	/** The future's value, or a failure saying what did not happen within 10 s. */

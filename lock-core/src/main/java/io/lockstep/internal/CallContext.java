@@ -37,8 +37,11 @@ public final class CallContext {
 		/** Whether the call still runs holding the lock. */
 		boolean isActive();
 
-		/** The engine that acquired it; reentrancy never crosses engines. */
-		Object owner();
+		/**
+		 * The scope of its reentrancy: the engine that acquired it; reentrancy never
+		 * crosses engines.
+		 */
+		Object scope();
 
 		/**
 		 * Confirms with the storage that the lock is still held; does nothing once it was
@@ -113,14 +116,14 @@ public final class CallContext {
 	}
 
 	/** The active entries of one engine on this thread, outermost first. */
-	public static List<Entry> held(Object owner) {
+	public static List<Entry> held(Object scope) {
 		List<Entry> all = held();
 		if (all.isEmpty()) {
 			return all;
 		}
 		List<Entry> mine = new ArrayList<>(all.size());
 		for (Entry entry : all) {
-			if (entry.owner() == owner) {
+			if (entry.scope() == scope) {
 				mine.add(entry);
 			}
 		}

@@ -13,9 +13,9 @@ import io.lockstep.internal.engine.LockSettings;
 import io.lockstep.internal.engine.TemplateOptions;
 import io.lockstep.internal.redis.ClusterLayout;
 import io.lockstep.internal.redis.KeyLayout;
-import io.lockstep.internal.redis.RedisStorage;
-import io.lockstep.internal.redis.StorageFactory;
+import io.lockstep.internal.redis.RedisStore;
 import io.lockstep.internal.redis.TemplateBuilders;
+import io.lockstep.internal.redis.TemplateBuilders.StorageFactory;
 import io.lockstep.observation.LockObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
@@ -46,7 +46,7 @@ public final class RedisLockTemplateBuilder
 
 	RedisLockTemplateBuilder(AbstractRedisClient client) {
 		this.cluster = client instanceof RedisClusterClient;
-		this.storage = (timeout, prefix) -> RedisStorage.create(client, timeout,
+		this.storage = (timeout, prefix) -> RedisStore.create(client, timeout,
 				this.cluster ? new ClusterLayout(prefix) : KeyLayout.singleMaster(prefix), this.replicaAcks,
 				this.replicaAckTimeout);
 	}

@@ -58,17 +58,17 @@ final class Acquisitions {
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
 				this.settings.requirePersistence() ? "1" : "0", "0", Long.toString(delayMillis));
-		Votes<Grant> votes = this.nodes.await(
+		Votes<NodeVote> votes = this.nodes.await(
 				Votes.gather(this.nodes.each((node) -> node
 					.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
-					.thenApply((reply) -> Grant.of(reply, id.size()))), this::acquireDecided),
+					.thenApply((reply) -> NodeVote.of(reply, id.size()))), this::acquireDecided),
 				"acquire '" + id.display() + "'");
 		for (int i = 0; i < votes.size(); i++) {
 			if (votes.answered(i)) {
 				this.nodes.get(i).refusing(votes.value(i).refused());
 			}
 		}
-		if (votes.count(Grant::acquired) >= this.quorum) {
+		if (votes.count(NodeVote::acquired) >= this.quorum) {
 			long[] tokens = highestTokens(votes, id.size());
 			int raised = raiseFences(id, owner, tokens, votes);
 			long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
@@ -84,12 +84,12 @@ final class Acquisitions {
 	}
 
 	/** A quorum granted it, or a quorum is held by others (one owner or several). */
-	private boolean acquireDecided(Votes<Grant> votes) {
-		return votes.count(Grant::acquired) >= this.quorum || votes.count(Grant::held) >= this.quorum;
+	private boolean acquireDecided(Votes<NodeVote> votes) {
+		return votes.count(NodeVote::acquired) >= this.quorum || votes.count(NodeVote::held) >= this.quorum;
 	}
 
 	/** The highest token each key got from the nodes that granted the lock. */
-	private static long[] highestTokens(Votes<Grant> votes, int keys) {
+	private static long[] highestTokens(Votes<NodeVote> votes, int keys) {
 		long[] tokens = new long[keys];
 		for (int i = 0; i < votes.size(); i++) {
 			long[] granted = votes.answered(i) ? votes.value(i).fencingTokens() : null;
@@ -107,7 +107,7 @@ final class Acquisitions {
 	 * still holds the owner's token.
 	 * @return the nodes that confirmed it
 	 */
-	private int raiseFences(LockId id, String owner, long[] tokens, Votes<Grant> granted) {
+	private int raiseFences(LockId id, String owner, long[] tokens, Votes<NodeVote> granted) {
 		List<String> args = new ArrayList<>();
 		args.add(owner);
 		for (long token : tokens) {
@@ -126,15 +126,15 @@ final class Acquisitions {
 		return raised.count((count) -> count == id.size());
 	}
 
-	private Attempt notAcquired(LockId id, Votes<Grant> votes) {
+	private Attempt notAcquired(LockId id, Votes<NodeVote> votes) {
 		Map<String, List<Long>> byHolder = new HashMap<>();
 		int blocking = Integer.MAX_VALUE;
 		for (int i = 0; i < votes.size(); i++) {
-			Grant grant = votes.answered(i) ? votes.value(i) : null;
-			String holder = (grant != null && grant.held()) ? grant.holder() : null;
-			if (grant != null && holder != null) {
-				byHolder.computeIfAbsent(holder, (key) -> new ArrayList<>()).add(grant.holderTtl());
-				blocking = Math.min(blocking, grant.blockingIndex());
+			NodeVote vote = votes.answered(i) ? votes.value(i) : null;
+			String holder = (vote != null && vote.held()) ? vote.holder() : null;
+			if (vote != null && holder != null) {
+				byHolder.computeIfAbsent(holder, (key) -> new ArrayList<>()).add(vote.holderTtl());
+				blocking = Math.min(blocking, vote.blockingIndex());
 			}
 		}
 		blocking = (blocking == Integer.MAX_VALUE) ? 0 : blocking;
@@ -146,14 +146,14 @@ final class Acquisitions {
 				return Attempt.held(Votes.largest(values, this.quorum, -1), blocking);
 			}
 		}
-		int answered = votes.count(Grant::acquired) + votes.count(Grant::held);
+		int answered = votes.count(NodeVote::acquired) + votes.count(NodeVote::held);
 		if (answered >= this.quorum) {
 			// a split vote, or a grant that was no longer valid: retry after a random
 			// delay, so that contenders fall out of step
 			return Attempt.held(ThreadLocalRandom.current().nextLong(1, MAX_RETRY_DELAY_MILLIS + 1), blocking);
 		}
 		throw new LockException("Redlock could not acquire '" + id.display() + "': "
-				+ this.nodes.shortfall(votes.count(Grant::refused), answered) + " (" + this.nodes.failures(votes)
+				+ this.nodes.shortfall(votes.count(NodeVote::refused), answered) + " (" + this.nodes.failures(votes)
 				+ ")");
 	}
 

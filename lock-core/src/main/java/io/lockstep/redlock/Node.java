@@ -11,7 +11,7 @@ import java.util.function.Function;
 import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockException;
 import io.lockstep.internal.redis.LockCommands;
-import io.lockstep.internal.redis.ReleaseChannel;
+import io.lockstep.internal.redis.PubSubChannel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +19,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * One independent Redis master of a Redlock: its own lock connection
- * ({@link LockCommands}) and its own release notifications ({@link ReleaseChannel}).
+ * ({@link LockCommands}) and its own release notifications ({@link PubSubChannel}).
  *
  * <p>
  * Commands never block the caller: until the connection is open they queue, in order, on
@@ -37,7 +37,7 @@ final class Node implements AutoCloseable {
 
 	private final LockCommands commands;
 
-	private final ReleaseChannel channel;
+	private final PubSubChannel channel;
 
 	private final Executor connector;
 
@@ -55,7 +55,7 @@ final class Node implements AutoCloseable {
 	Node(String name, AbstractRedisClient client, Duration commandTimeout, Executor connector) {
 		this.name = name;
 		this.commands = new LockCommands(client, commandTimeout);
-		this.channel = new ReleaseChannel(client, commandTimeout);
+		this.channel = new PubSubChannel(client, commandTimeout);
 		this.connector = connector;
 	}
 
@@ -136,7 +136,7 @@ final class Node implements AutoCloseable {
 	// --- release notifications
 	// -------------------------------------------------------------
 
-	ReleaseChannel channel() {
+	PubSubChannel channel() {
 		return this.channel;
 	}
 

@@ -188,7 +188,7 @@ final class Nodes implements AutoCloseable {
 				}
 				reasons.add(get(i) + ": " + reason);
 			}
-			else if (votes.answered(i) && ((votes.value(i) instanceof Grant grant && grant.refused())
+			else if (votes.answered(i) && ((votes.value(i) instanceof NodeVote vote && vote.refused())
 					|| Boolean.FALSE.equals(votes.value(i)))) {
 				reasons.add(get(i) + ": refused, it does not persist its data (aof_enabled:0; Redlock needs "
 						+ "appendonly yes)");

@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * @param threads the asynchronous acquisitions' threads (created on first use; fails once
  * the engine is closed)
  */
-record AcquireContext(Storage storage, EngineOptions options, Waiters waiters, Leases leases, Releases releases,
+record AcquireContext(Storage storage, EngineOptions options, LocalQueues waiters, Leases leases, Releases releases,
 		Supplier<AsyncThreads> threads) {
 
 	LockStore store() {

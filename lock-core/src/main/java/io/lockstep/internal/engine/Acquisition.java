@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongUnaryOperator;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.lockstep.LockException;
@@ -127,18 +128,6 @@ final class Acquisition {
 	}
 
 	/**
-	 * What the driver does after the effects: their last action, else what it did
-	 * ({@code current}).
-	 */
-	static Effect next(List<Effect> effects, Effect current) {
-		Effect next = current;
-		for (Effect effect : effects) {
-			next = effect.isAction() ? effect : next;
-		}
-		return next;
-	}
-
-	/**
 	 * End the key's asking gate: the caller that took it (see {@link Gate#begin}) asks no
 	 * more; the key's next caller may ask at once.
 	 */
@@ -197,19 +186,12 @@ final class Acquisition {
 	/**
 	 * The key's asking gate, as the driver's local queues keep it: only one local caller
 	 * of a key asks the storage while no other waits for it.
+	 *
+	 * @param begin takes the key's asking gate when no local caller asks for or waits for
+	 * the key; whether it took it ({@link EndGate} ends it)
+	 * @param hearsHandOffs whether hand-offs of the key reach this client already
 	 */
-	interface Gate {
-
-		/**
-		 * Takes the key's asking gate, when no local caller asks for or waits for the
-		 * key.
-		 * @return whether it took it ({@link EndGate} ends it)
-		 */
-		boolean begin(String key);
-
-		/** Whether hand-offs of the key reach this client already. */
-		boolean hearsHandOffs(String key);
-
+	record Gate(Predicate<String> begin, Predicate<String> hearsHandOffs) {
 	}
 
 	/**
@@ -310,12 +292,12 @@ final class Acquisition {
 		if (this.terms.id().keys().size() == 1 && this.terms.waitNanos() > 0) {
 			String key = this.terms.id().first();
 			if (this.terms.id().sharing().exclusive()) {
-				if (!gate.begin(key)) {
+				if (!gate.begin().test(key)) {
 					return register(key);
 				}
 				this.asking = true;
 			}
-			return send(now, this.terms.handOff() && gate.hearsHandOffs(key));
+			return send(now, this.terms.handOff() && gate.hearsHandOffs().test(key));
 		}
 		return send(now, false);
 	}

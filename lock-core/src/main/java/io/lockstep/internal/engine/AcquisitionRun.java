@@ -2,6 +2,7 @@ package io.lockstep.internal.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -19,14 +20,14 @@ import org.slf4j.LoggerFactory;
  * One run of an {@link Acquisition}, whichever driver runs it: it feeds the machine and
  * does the effects every driver does alike (ends the key's asking gate, sends the undo,
  * re-arms the local waiter), sends the attempts and joins the local queues the driver
- * asks for, hands the local queue's news ({@link Wake}) to the driver's inbox, and ends
- * the acquisition: the lease and the handle of a grant (the one place that makes them),
- * and the observation. {@link BlockingAcquirer} and {@link AsyncAcquirer} each own one;
- * only the driver's one thread at a time touches it, except the inbox and a cancel. Over
- * 300 lines for a reason: it is the drivers' whole shared half, which they compose
- * instead of extending a base class.
+ * asks for, hands the local queue's news ({@link LocalQueues.Listener}) to the driver's
+ * inbox, and ends the acquisition: the lease and the handle of a grant (the one place
+ * that makes them), and the observation. {@link BlockingAcquirer} and
+ * {@link AsyncAcquirer} each own one; only the driver's one thread at a time touches it,
+ * except the inbox and a cancel. Over 300 lines for a reason: it is the drivers' whole
+ * shared half, which they compose instead of extending a base class.
  */
-final class AcquisitionRun implements Wake {
+final class AcquisitionRun implements LocalQueues.Listener {
 
 	private static final Logger logger = LoggerFactory.getLogger(AcquisitionRun.class);
 
@@ -60,7 +61,7 @@ final class AcquisitionRun implements Wake {
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
 	 * thread, read by a cancel.
 	 */
-	private volatile Waiter waiter;
+	private volatile LocalQueues.Waiter waiter;
 
 	/**
 	 * @param held the leases of the request's keys the call holds already (they join the
@@ -109,26 +110,22 @@ final class AcquisitionRun implements Wake {
 		return this.id;
 	}
 
-	/** Starts the observation and the machine: the first effects. */
-	List<Acquisition.Effect> start() {
+	/**
+	 * Starts the observation and the machine (it asks the key's asking gate itself).
+	 * @return the first action
+	 */
+	Optional<Acquisition.Effect> start() {
 		this.observation = this.context.observations().startAcquire(this.id.display(), this.request.lockName());
-		return apply(this.machine.start(System.nanoTime(), new Acquisition.Gate() {
-
-			@Override
-			public boolean begin(String key) {
-				return AcquisitionRun.this.context.waiters().beginAsking(key);
-			}
-
-			@Override
-			public boolean hearsHandOffs(String key) {
-				return AcquisitionRun.this.context.wakeUps().hearsHandOffs(key);
-			}
-
-		}));
+		Acquisition.Gate gate = new Acquisition.Gate(this.context.waiters()::beginAsking,
+				this.context.wakeUps()::hearsHandOffs);
+		return apply(this.machine.start(System.nanoTime(), gate));
 	}
 
-	/** Feeds one event to the machine: its effects, the side ones done. */
-	List<Acquisition.Effect> feed(Acquisition.Event event) {
+	/**
+	 * Feeds one event to the machine and does the side effects of its answer.
+	 * @return the action it answered with, if any (else the driver goes on as before)
+	 */
+	Optional<Acquisition.Effect> feed(Acquisition.Event event) {
 		return apply(this.machine.on(event, System.nanoTime()));
 	}
 
@@ -136,9 +133,16 @@ final class AcquisitionRun implements Wake {
 		return this.machine.phase().isEnded();
 	}
 
-	/** Does the effects that every driver does alike, at once and in order. */
-	private List<Acquisition.Effect> apply(List<Acquisition.Effect> effects) {
+	/**
+	 * Does the effects that every driver does alike, at once and in order.
+	 * @return the action among them (an answer has one at most)
+	 */
+	private Optional<Acquisition.Effect> apply(List<Acquisition.Effect> effects) {
+		Acquisition.Effect action = null;
 		for (Acquisition.Effect effect : effects) {
+			if (effect.isAction()) {
+				action = effect;
+			}
 			if (effect instanceof Acquisition.EndGate gate) {
 				this.context.waiters().endAsking(gate.key());
 			}
@@ -154,7 +158,7 @@ final class AcquisitionRun implements Wake {
 				this.waiter.rearm();
 			}
 		}
-		return effects;
+		return Optional.ofNullable(action);
 	}
 
 	/** Sends the attempt and waits for its reply (bounded by the command timeout). */
@@ -192,7 +196,8 @@ final class AcquisitionRun implements Wake {
 	/** Joins the key's local queue, leaving the one it is in (blocks for the channel). */
 	Acquisition.Registered register(Acquisition.Register register) {
 		unregister(false);
-		Waiter registered = this.context.waiters().register(register.key(), register.owner(), register.handOff(), this);
+		LocalQueues.Waiter registered = this.context.waiters()
+			.register(register.key(), register.owner(), register.handOff(), this);
 		this.waiter = registered;
 		return new Acquisition.Registered(this.context.waiters().isHead(registered));
 	}
@@ -204,9 +209,9 @@ final class AcquisitionRun implements Wake {
 	 */
 	void registerAsync(Acquisition.Register register) {
 		unregister(false);
-		Registration registration = this.context.waiters()
+		LocalQueues.Registration registration = this.context.waiters()
 			.registerAsync(register.key(), register.owner(), register.handOff(), this);
-		Waiter registered = registration.waiter();
+		LocalQueues.Waiter registered = registration.waiter();
 		this.waiter = registered;
 		CompletableFuture<?> listening = registration.listening();
 		// a copy: the subscription's own future is shared with other waiters
@@ -223,7 +228,7 @@ final class AcquisitionRun implements Wake {
 
 	/** Stops waiting in the local queue now (a cancel); the drainer aborts it later. */
 	void leaveQueueNow() {
-		Waiter current = this.waiter;
+		LocalQueues.Waiter current = this.waiter;
 		if (current != null) {
 			this.context.waiters().unregister(current, false);
 		}

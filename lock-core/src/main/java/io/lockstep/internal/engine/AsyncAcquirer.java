@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -53,13 +54,13 @@ final class AsyncAcquirer {
 	 */
 	CompletableFuture<LeaseHandle> start() {
 		this.pending.set(1);
-		List<Acquisition.Effect> first = this.run.start();
+		Optional<Acquisition.Effect> first = this.run.start();
 		this.result.whenComplete((handle, failure) -> {
 			if (failure instanceof CancellationException) {
 				cancelled();
 			}
 		});
-		if (Acquisition.next(first, null) instanceof Acquisition.Send) {
+		if (first.isPresent() && first.get() instanceof Acquisition.Send) {
 			safely(first);
 			if (this.pending.decrementAndGet() != 0) {
 				this.threads.workers().execute(this::drain);
@@ -123,9 +124,9 @@ final class AsyncAcquirer {
 	}
 
 	/** Acts; a failure (whatever it is) aborts the acquisition. */
-	private void safely(List<Acquisition.Effect> effects) {
+	private void safely(Optional<Acquisition.Effect> action) {
 		try {
-			act(effects);
+			action.ifPresent(this::act);
 		}
 		catch (Throwable ex) {
 			abort(ex);
@@ -136,7 +137,7 @@ final class AsyncAcquirer {
 	private void abort(Throwable failure) {
 		try {
 			if (!this.run.ended()) {
-				act(this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(failure))));
+				this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(failure))).ifPresent(this::act);
 			}
 			else {
 				logger.warn("Ending the acquisition of '{}' failed", this.run.id().display(), failure);
@@ -147,13 +148,6 @@ final class AsyncAcquirer {
 		}
 		finally {
 			this.result.completeExceptionally(AcquisitionRun.asLockException(failure));
-		}
-	}
-
-	/** Does the actions among the effects (the run did the others). */
-	private void act(List<Acquisition.Effect> effects) {
-		for (Acquisition.Effect effect : effects) {
-			act(effect);
 		}
 	}
 

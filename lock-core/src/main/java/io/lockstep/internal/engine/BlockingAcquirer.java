@@ -38,15 +38,14 @@ final class BlockingAcquirer {
 	LeaseHandle acquire() {
 		Acquisition.Effect action = null;
 		try {
-			action = Acquisition.next(this.run.start(), null);
+			action = this.run.start().orElseThrow();
 			while (!(action instanceof Acquisition.Done)) {
 				action = next(action);
 			}
 		}
 		catch (RuntimeException | Error ex) {
 			if (!this.run.ended()) {
-				action = Acquisition.next(this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(ex))),
-						action);
+				action = this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(ex))).orElseThrow();
 				this.run.conclude((Acquisition.Done) action, true, false);
 			}
 			throw ex;
@@ -77,9 +76,9 @@ final class BlockingAcquirer {
 	private Acquisition.Effect inOrder(Acquisition.Event answer, Acquisition.Effect asked) {
 		Acquisition.Effect latest = null;
 		for (Acquisition.Event event = this.inbox.poll(); event != null; event = this.inbox.poll()) {
-			latest = Acquisition.next(this.run.feed(event), latest);
+			latest = this.run.feed(event).orElse(latest);
 		}
-		latest = Acquisition.next(this.run.feed(answer), latest);
+		latest = this.run.feed(answer).orElse(latest);
 		if (latest == null) {
 			throw new IllegalStateException(
 					"The acquisition of '" + this.run.id().display() + "' answered " + asked + " with nothing to do");
@@ -91,16 +90,17 @@ final class BlockingAcquirer {
 		while (true) {
 			Acquisition.Event event = this.inbox.poll();
 			if (event != null) {
-				return Acquisition.next(this.run.feed(event), wait);
+				return this.run.feed(event).orElse(wait);
 			}
 			if (this.thread.isInterrupted()) {
-				return Acquisition.next(this.run.feed(new Acquisition.Aborted(
-						new LockException("Interrupted while waiting for lock '" + this.run.id().display() + "'"))),
-						wait);
+				return this.run
+					.feed(new Acquisition.Aborted(
+							new LockException("Interrupted while waiting for lock '" + this.run.id().display() + "'")))
+					.orElse(wait);
 			}
 			long left = wait.untilNanos() - System.nanoTime();
 			if (left <= 0) {
-				return Acquisition.next(this.run.feed(new Acquisition.TimerFired(wait.timer())), wait);
+				return this.run.feed(new Acquisition.TimerFired(wait.timer())).orElse(wait);
 			}
 			LockSupport.parkNanos(this, left);
 		}

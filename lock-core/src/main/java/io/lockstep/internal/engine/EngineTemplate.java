@@ -35,15 +35,16 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 
 	private final LockSettings settings;
 
-	private final boolean owner;
+	private final boolean closesEngine;
 
 	/**
-	 * @param owner whether this instance closes the engine (the one a builder returned)
+	 * @param closesEngine whether this instance closes the engine (the one a builder
+	 * returned)
 	 */
-	public EngineTemplate(LockEngine engine, LockSettings settings, boolean owner) {
+	public EngineTemplate(LockEngine engine, LockSettings settings, boolean closesEngine) {
 		this.engine = engine;
 		this.settings = settings;
-		this.owner = owner;
+		this.closesEngine = closesEngine;
 	}
 
 	/**
@@ -282,7 +283,7 @@ public final class EngineTemplate implements LockTemplate, LockMonitor, AutoClos
 	 */
 	@Override
 	public void close() {
-		if (this.owner) {
+		if (this.closesEngine) {
 			this.engine.close();
 		}
 	}

@@ -132,7 +132,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	}
 
 	@Override
-	public Object owner() {
+	public Object scope() {
 		return this.releases;
 	}
 

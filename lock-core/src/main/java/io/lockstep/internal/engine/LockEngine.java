@@ -20,8 +20,8 @@ import io.lockstep.internal.CallContext;
  * reentrancy through the {@link CallContext}, and the read-only views of its leases. It
  * wires the parts below it once, at construction: the lease registry ({@link Leases},
  * with the watchdog), the {@link Releases} its handles end through, the local
- * {@link Waiters}, the loss events. One engine per template bean; its copies share it,
- * and only the bean closes it.
+ * {@link LocalQueues}, the loss events. One engine per template bean; its copies share
+ * it, and only the bean closes it.
  */
 public final class LockEngine implements AutoCloseable {
 
@@ -40,7 +40,7 @@ public final class LockEngine implements AutoCloseable {
 
 	private final Leases leases;
 
-	private final Waiters waiters;
+	private final LocalQueues waiters;
 
 	private final Releases releases;
 
@@ -66,7 +66,7 @@ public final class LockEngine implements AutoCloseable {
 		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
 				this.virtualThreads);
 		this.leases = new Leases(storage.store(), this.observations, this.events);
-		this.waiters = new Waiters(storage.wakeUps(), this.leases.watchdog().executor());
+		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
 		this.releases = new Releases(storage.store(), this.waiters, this.events, options, this::asyncThreads,
 				this.leases.watchdog());
@@ -163,7 +163,7 @@ public final class LockEngine implements AutoCloseable {
 
 	/** Whether a handle is one of this engine's (its identity for reentrancy). */
 	boolean owns(LeaseHandle handle) {
-		return handle.owner() == this.releases;
+		return handle.scope() == this.releases;
 	}
 
 	/**
@@ -257,7 +257,7 @@ public final class LockEngine implements AutoCloseable {
 		return this.waiters.waitersOf(key);
 	}
 
-	Waiters waiters() {
+	LocalQueues waiters() {
 		return this.waiters;
 	}
 

@@ -29,7 +29,7 @@ final class Releases {
 
 	private final LockStore store;
 
-	private final Waiters waiters;
+	private final LocalQueues waiters;
 
 	private final LeaseEvents events;
 
@@ -44,7 +44,7 @@ final class Releases {
 	/**
 	 * @param options the engine's options (its key prefix and observations)
 	 */
-	Releases(LockStore store, Waiters waiters, LeaseEvents events, EngineOptions options,
+	Releases(LockStore store, LocalQueues waiters, LeaseEvents events, EngineOptions options,
 			Supplier<AsyncThreads> threads, Watchdog watchdog) {
 		this.store = store;
 		this.extensions = new Extensions(store, watchdog);

@@ -165,11 +165,6 @@ public final class LockCommands implements AutoCloseable {
 		return await(evalAsync(script, keys, args), what);
 	}
 
-	public boolean exists(String key) {
-		return await(this.connection.send((commands) -> commands.exists(key.getBytes(StandardCharsets.UTF_8))),
-				"check lock '" + key + "'") > 0;
-	}
-
 	/**
 	 * {@code WAIT replicas timeout}: the number of replicas that acknowledged every write
 	 * of this connection so far.

@@ -13,7 +13,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 
 /**
- * The one pub/sub connection of a {@link ReleaseChannel}: opened once, on first need, and
+ * The one pub/sub connection of a {@link PubSubChannel}: opened once, on first need, and
  * closed with it. What it hears goes to the {@link Events} given at construction, on the
  * client's I/O thread.
  */

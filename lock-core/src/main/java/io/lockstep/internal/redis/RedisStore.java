@@ -5,11 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lockstep.LockException;
 import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.Storage;
 import io.lockstep.internal.redis.LockScripts.Call;
 
 /**
@@ -29,6 +32,11 @@ import io.lockstep.internal.redis.LockScripts.Call;
  * them) have a connection of their own: renewals, releases and checks of held locks never
  * queue behind a {@code WAIT}, and a slow or dead replica refuses acquisitions without
  * costing a holder its lease.
+ * <p>
+ * Long for a reason: the store seam on Redis in one place. Attempts, undos, renewals and
+ * releases over the key layout are a few lines each, and the attempt over several groups
+ * ({@link GroupAttempt}) calls back into the store's scripts and undo, so it is a part of
+ * the store, not a class of its own.
  */
 public final class RedisStore implements LockStore {
 
@@ -48,19 +56,49 @@ public final class RedisStore implements LockStore {
 	/** Names this client's hand-off channels. */
 	private final String clientId;
 
-	private final int replicaAcks;
+	private final ReplicaCheck replicaCheck;
 
-	private final Duration replicaAckTimeout;
-
-	RedisStore(LockCommands commands, KeyLayout layout, Publishing publishing, String clientId,
-			LockCommands acquisitions, int replicaAcks, Duration replicaAckTimeout) {
+	private RedisStore(LockCommands commands, LockCommands acquisitions, KeyLayout layout, Publishing publishing,
+			String clientId, ReplicaCheck replicaCheck) {
 		this.commands = commands;
 		this.acquisitions = acquisitions;
 		this.layout = layout;
 		this.publishing = publishing;
 		this.clientId = clientId;
-		this.replicaAcks = replicaAcks;
-		this.replicaAckTimeout = replicaAckTimeout;
+		this.replicaCheck = replicaCheck;
+	}
+
+	/**
+	 * The store and wake-up channel of a Redis deployment on the client (which stays the
+	 * caller's to shut down), sharing what they share: the lock connection, the
+	 * notification channel, the choice of publish command and the client's id.
+	 * @param replicaAcks the replicas that must acknowledge an acquisition (WAIT), 0 for
+	 * no check; a single master's layout only
+	 */
+	public static Storage create(AbstractRedisClient client, Duration commandTimeout, KeyLayout layout, int replicaAcks,
+			Duration replicaAckTimeout) {
+		LockScripts.load();
+		LockCommands commands = new LockCommands(client, commandTimeout);
+		LockCommands acquisitions = (replicaAcks > 0) ? new LockCommands(client, commandTimeout) : commands;
+		PubSubChannel channel = new PubSubChannel(client, commandTimeout);
+		// asked on a channel named like a fencing counter: in the key prefix, which an
+		// ACL user's channel rights cover, and heard by nobody
+		Publishing publishing = new Publishing(commands, layout.mayShard(), layout.fence("__probe"), channel::sharded);
+		String clientId = newClientId();
+		commands.connectSoon();
+		if (acquisitions != commands) {
+			acquisitions.connectSoon();
+		}
+		RedisStore store = new RedisStore(commands, acquisitions, layout, publishing, clientId,
+				new ReplicaCheck(replicaAcks, replicaAckTimeout));
+		return new Storage(store, new RedisWakeUps(channel, layout, publishing, clientId));
+	}
+
+	/**
+	 * A random id for a client's own channels (64 bits, hex): not a secret, only unique.
+	 */
+	private static String newClientId() {
+		return Long.toHexString(ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
 	}
 
 	/**
@@ -99,7 +137,7 @@ public final class RedisStore implements LockStore {
 			return LockStore.super.acquireAsync(request, blocking);
 		}
 		CompletableFuture<Attempt> reply = attempt(groupAttempt(request, publish));
-		if (this.replicaAcks == 0) {
+		if (this.replicaCheck.acks() == 0) {
 			return reply;
 		}
 		return reply.thenApplyAsync((result) -> {
@@ -123,7 +161,7 @@ public final class RedisStore implements LockStore {
 	}
 
 	private GroupAttempt groupAttempt(Acquire request, String publish) {
-		return new GroupAttempt(request, publish, this.layout, this.acquisitions, this::acquireCall, this::undo);
+		return new GroupAttempt(request, publish);
 	}
 
 	private Call acquireCall(Acquire request, List<Integer> group) {
@@ -157,15 +195,16 @@ public final class RedisStore implements LockStore {
 	 * in time.
 	 */
 	private void confirmReplicated(Acquire request) {
-		if (this.replicaAcks == 0) {
+		ReplicaCheck check = this.replicaCheck;
+		if (check.acks() == 0) {
 			return;
 		}
-		long acknowledged = this.acquisitions.waitForReplicas(this.replicaAcks, this.replicaAckTimeout);
-		if (acknowledged < this.replicaAcks) {
+		long acknowledged = this.acquisitions.waitForReplicas(check.acks(), check.timeout());
+		if (acknowledged < check.acks()) {
 			release(Release.of(request.id(), request.owner()));
 			throw new LockException("Lock '" + request.id().display() + "' was acquired on the master, but only "
-					+ acknowledged + " of the " + this.replicaAcks + " required replica(s) acknowledged it within "
-					+ DurationFormat.format(this.replicaAckTimeout) + "; released it (replica-acknowledgements)");
+					+ acknowledged + " of the " + check.acks() + " required replica(s) acknowledged it within "
+					+ DurationFormat.format(check.timeout()) + "; released it (replica-acknowledgements)");
 		}
 	}
 
@@ -282,7 +321,7 @@ public final class RedisStore implements LockStore {
 	 */
 	@Override
 	public boolean handsOff() {
-		return this.replicaAcks == 0;
+		return this.replicaCheck.acks() == 0;
 	}
 
 	/** Read locks and semaphores: every key of one in one slot, as for the plain lock. */
@@ -301,6 +340,97 @@ public final class RedisStore implements LockStore {
 
 	private static void send(LockCommands connection, Call call) {
 		connection.evalAsync(call.script(), call.keys(), call.args());
+	}
+
+	/**
+	 * One attempt over the groups of a lock's keys, in group order: waited for on the
+	 * caller's thread ({@link #await}) or by the client's asynchronous API
+	 * ({@link #from}).
+	 */
+	private final class GroupAttempt {
+
+		private final Acquire request;
+
+		private final String publish;
+
+		private final List<List<Integer>> groups;
+
+		private final long[] fences;
+
+		/** The stored keys of the groups acquired so far. */
+		private final List<List<String>> acquired = new ArrayList<>();
+
+		GroupAttempt(Acquire request, String publish) {
+			this.request = request;
+			this.publish = publish;
+			this.groups = RedisStore.this.layout.groups(request.id().keys());
+			this.fences = new long[request.id().size()];
+		}
+
+		Acquire request() {
+			return this.request;
+		}
+
+		String publish() {
+			return this.publish;
+		}
+
+		List<List<String>> acquired() {
+			return this.acquired;
+		}
+
+		/**
+		 * The attempt on the caller's thread, group by group: each script is sent and its
+		 * reply waited for there, at most the command timeout, so that no timer task is
+		 * scheduled and cancelled per attempt (the caller waits with a deadline of its
+		 * own). A failure or an interrupt ends it at once: no later group is sent, and a
+		 * script still waiting for the connection is never sent. The caller undoes the
+		 * groups {@link #acquired} when it throws.
+		 */
+		Attempt await() {
+			Attempt attempt = null;
+			for (List<Integer> group : this.groups) {
+				Call call = acquireCall(this.request, group);
+				List<Long> reply = RedisStore.this.acquisitions.eval(call.script(), call.keys(), call.args(),
+						call.what());
+				attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
+				if (!attempt.acquired()) {
+					undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
+					return attempt;
+				}
+				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
+			}
+			return attempt;
+		}
+
+		/**
+		 * The attempt by the client's asynchronous API, group by group from
+		 * {@code index}: each script bounded by the command timeout.
+		 */
+		CompletableFuture<Attempt> from(int index) {
+			List<Integer> group = this.groups.get(index);
+			Call call = acquireCall(this.request, group);
+			// never blocks
+			CompletableFuture<List<Long>> sent = RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(),
+					call.args(), call.what());
+			return sent.thenCompose((reply) -> {
+				Attempt attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
+				if (!attempt.acquired()) {
+					undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
+					return CompletableFuture.completedFuture(attempt);
+				}
+				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
+				return (index + 1 == this.groups.size()) ? CompletableFuture.completedFuture(attempt) : from(index + 1);
+			});
+		}
+
+	}
+
+	/**
+	 * The replicas that must acknowledge an acquisition ({@code WAIT}), 0 for no check,
+	 * and how long they may take.
+	 */
+	private record ReplicaCheck(int acks, Duration timeout) {
 	}
 
 }

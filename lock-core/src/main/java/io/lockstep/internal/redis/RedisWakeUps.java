@@ -11,13 +11,13 @@ import org.slf4j.LoggerFactory;
 /**
  * The wake-up channel of a {@link RedisStore}: release notifications on each key's
  * channel (its stored key) and hand-offs on the client's own channels, over one
- * {@link ReleaseChannel}; sharded on a Redis 7 Cluster.
+ * {@link PubSubChannel}; sharded on a Redis 7 Cluster.
  */
 final class RedisWakeUps implements WakeUps {
 
 	private static final Logger logger = LoggerFactory.getLogger(RedisWakeUps.class);
 
-	private final ReleaseChannel channel;
+	private final PubSubChannel channel;
 
 	private final KeyLayout layout;
 
@@ -25,7 +25,7 @@ final class RedisWakeUps implements WakeUps {
 
 	private final String clientId;
 
-	RedisWakeUps(ReleaseChannel channel, KeyLayout layout, Publishing publishing, String clientId) {
+	RedisWakeUps(PubSubChannel channel, KeyLayout layout, Publishing publishing, String clientId) {
 		this.channel = channel;
 		this.layout = layout;
 		this.publishing = publishing;
@@ -34,7 +34,7 @@ final class RedisWakeUps implements WakeUps {
 
 	@Override
 	public void onRelease(Consumer<String> listener) {
-		this.channel.onRelease((stored) -> listener.accept(this.layout.logical(stored)));
+		this.channel.onMessage((stored, message) -> listener.accept(this.layout.logical(stored)));
 	}
 
 	@Override

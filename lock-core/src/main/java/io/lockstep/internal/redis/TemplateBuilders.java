@@ -1,8 +1,11 @@
 package io.lockstep.internal.redis;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+
+import io.lockstep.internal.engine.Storage;
 
 /**
  * How a store of Lockstep's own (Redlock) gets a public template builder without a public
@@ -35,6 +38,17 @@ public final class TemplateBuilders {
 			throw new IllegalStateException(type.getName() + " did not register a builder factory");
 		}
 		return type.cast(factory.apply(storage));
+	}
+
+	/**
+	 * Creates the storage of a template once its builder knows the command timeout and
+	 * the key prefix.
+	 */
+	@FunctionalInterface
+	public interface StorageFactory {
+
+		Storage create(Duration commandTimeout, String keyPrefix);
+
 	}
 
 }

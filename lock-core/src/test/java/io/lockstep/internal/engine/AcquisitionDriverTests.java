@@ -203,6 +203,25 @@ class AcquisitionDriverTests {
 			.isLessThan(2000);
 	}
 
+	/**
+	 * The first caller took the key's asking gate, then asking whether its client hears
+	 * hand-offs failed: the acquisition ends with that failure, and the gate with it, so
+	 * that the key's next uncontended caller asks at once instead of registering first.
+	 */
+	@Test
+	void aFailureAfterTheGateWasTakenEndsTheGate() {
+		this.backend.hearsFailure = new IllegalStateException("channel broke");
+		assertThatThrownBy(() -> this.engine.acquire(request("k", 5000, false, false)))
+			.isInstanceOf(IllegalStateException.class)
+			.hasMessage("channel broke");
+		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
+		this.engine.acquire(request("k", 5000, false, false)).close();
+		assertThat(this.backend.preparedListening.get())
+			.as("registrations of the next uncontended caller (gate still taken: %s)",
+					!this.engine.waiters().beginAsking("k"))
+			.isZero();
+	}
+
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
@@ -243,6 +262,8 @@ class AcquisitionDriverTests {
 
 		volatile Error asyncFailure;
 
+		volatile RuntimeException hearsFailure;
+
 		final CountDownLatch failedAttempt = new CountDownLatch(1);
 
 		volatile HandOffListener handOffs;
@@ -277,6 +298,11 @@ class AcquisitionDriverTests {
 
 		@Override
 		public boolean hearsHandOffs(String key) {
+			RuntimeException failure = this.hearsFailure;
+			if (failure != null) {
+				this.hearsFailure = null;
+				throw failure;
+			}
 			return true;
 		}
 

@@ -39,7 +39,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>every ending, once the connection has run what was sent (at the end of each
  * schedule, after any drop), leaves no queue entry and no key under any of the caller's
  * old tokens;</li>
- * <li>no wait ends after the caller's deadline.</li>
+ * <li>no wait ends after the caller's deadline;</li>
+ * <li>every answer holds one action at most (what the driver does next), never
+ * {@code null}.</li>
  * </ul>
  */
 class AcquisitionExplorationTests {
@@ -244,19 +246,8 @@ class AcquisitionExplorationTests {
 						this.tokens.add(token);
 						return token;
 					}, (max) -> max), WaitPolicy.DEFAULTS);
-			apply(this.machine.start(0, new Acquisition.Gate() {
-
-				@Override
-				public boolean begin(String key) {
-					return scenario.firstCaller;
-				}
-
-				@Override
-				public boolean hearsHandOffs(String key) {
-					return scenario.hearsHandOffs;
-				}
-
-			}));
+			apply(this.machine.start(0,
+					new Acquisition.Gate((key) -> scenario.firstCaller, (key) -> scenario.hearsHandOffs)));
 		}
 
 		/** The choices open now, by name; {@link #choose} takes one by index. */
@@ -421,6 +412,9 @@ class AcquisitionExplorationTests {
 		}
 
 		private void apply(List<Acquisition.Effect> effects) {
+			if (effects.stream().filter(Acquisition.Effect::isAction).count() > 1) {
+				violation("an answer with more than one action", effects.toString());
+			}
 			effects.forEach(this::apply);
 		}
 

@@ -74,19 +74,9 @@ class AcquisitionGateTests {
 
 	@Test
 	void sharesAndCallersThatDoNotWaitAskWithoutTheGate() {
-		Acquisition.Gate refuses = new Acquisition.Gate() {
-
-			@Override
-			public boolean begin(String key) {
-				throw new AssertionError("the gate was asked for " + key);
-			}
-
-			@Override
-			public boolean hearsHandOffs(String key) {
-				return true;
-			}
-
-		};
+		Acquisition.Gate refuses = new Acquisition.Gate((key) -> {
+			throw new AssertionError("the gate was asked for " + key);
+		}, (key) -> true);
 		LockId read = LockId.of("k", Sharing.READ);
 		assertThat(action(machine(read, 5000).start(0, refuses))).as("a share asks at once")
 			.isInstanceOf(Acquisition.Send.class);

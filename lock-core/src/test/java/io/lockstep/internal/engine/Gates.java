@@ -1,34 +1,18 @@
 package io.lockstep.internal.engine;
 
 /** Asking gates for a pure {@link Acquisition}, as a driver's local queues answer. */
-enum Gates implements Acquisition.Gate {
+final class Gates {
 
 	/** The key's first local caller, which hears hand-offs already. */
-	FIRST(true, true),
+	static final Acquisition.Gate FIRST = new Acquisition.Gate((key) -> true, (key) -> true);
 
 	/** The key's first local caller, whose client does not hear hand-offs yet. */
-	FIRST_NOT_HEARING(true, false),
+	static final Acquisition.Gate FIRST_NOT_HEARING = new Acquisition.Gate((key) -> true, (key) -> false);
 
 	/** Another local caller asks for or waits for the key. */
-	TAKEN(false, false);
+	static final Acquisition.Gate TAKEN = new Acquisition.Gate((key) -> false, (key) -> false);
 
-	private final boolean begins;
-
-	private final boolean hears;
-
-	Gates(boolean begins, boolean hears) {
-		this.begins = begins;
-		this.hears = hears;
-	}
-
-	@Override
-	public boolean begin(String key) {
-		return this.begins;
-	}
-
-	@Override
-	public boolean hearsHandOffs(String key) {
-		return this.hears;
+	private Gates() {
 	}
 
 }

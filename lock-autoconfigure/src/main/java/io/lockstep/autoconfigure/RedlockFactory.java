@@ -12,13 +12,13 @@ import io.lockstep.redlock.Redlock;
  * message naming the property that is wrong (the ranges of the clock-drift factor and the
  * node timeout are checked when the properties are bound, see {@link PropertyValues}).
  */
-final class RedlockSettings {
+final class RedlockFactory {
 
 	private static final String NODES_ACTION = "List at least 3 independent Redis masters (not Sentinel or Cluster "
 			+ "nodes) in lockstep.redlock.nodes, each once, as redis://host:port URIs; or remove lockstep.redlock.nodes "
 			+ "to lock on the single Redis of spring.data.redis.*.";
 
-	private RedlockSettings() {
+	private RedlockFactory() {
 	}
 
 	static Redlock redlock(LockstepProperties.Redlock properties) {

@@ -6,7 +6,8 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One node's answer to an acquire ({@code acquire-all.lua}).
+ * One node's vote on an acquire, its answer to {@code acquire-all.lua}: acquired, held by
+ * another owner, or refused.
  *
  * @param status {@link #ACQUIRED}, {@link #HELD} or {@link #REFUSED}
  * @param fencingTokens when acquired: the node's fencing token of each key
@@ -14,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * @param blockingIndex when held: the index of the first key held by another owner
  * @param holder when held: the owner token holding that key
  */
-record Grant(int status, long @Nullable [] fencingTokens, long holderTtl, int blockingIndex, @Nullable String holder) {
+record NodeVote(int status, long @Nullable [] fencingTokens, long holderTtl, int blockingIndex,
+		@Nullable String holder) {
 
 	static final int ACQUIRED = 1;
 
@@ -23,22 +25,22 @@ record Grant(int status, long @Nullable [] fencingTokens, long holderTtl, int bl
 	/** The node does not persist its data and takes no part in locks. */
 	static final int REFUSED = -1;
 
-	static Grant of(List<?> reply, int keys) {
+	static NodeVote of(List<?> reply, int keys) {
 		int status = ((Long) reply.get(0)).intValue();
 		if (status == ACQUIRED) {
 			long[] tokens = new long[keys];
 			for (int i = 0; i < keys; i++) {
 				tokens[i] = (Long) reply.get(i + 1);
 			}
-			return new Grant(ACQUIRED, tokens, -1, -1, null);
+			return new NodeVote(ACQUIRED, tokens, -1, -1, null);
 		}
 		if (status == HELD) {
 			Object holder = reply.get(3);
 			String owner = (holder instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8)
 					: String.valueOf(holder);
-			return new Grant(HELD, null, (Long) reply.get(1), ((Long) reply.get(2)).intValue(), owner);
+			return new NodeVote(HELD, null, (Long) reply.get(1), ((Long) reply.get(2)).intValue(), owner);
 		}
-		return new Grant(REFUSED, null, -1, -1, null);
+		return new NodeVote(REFUSED, null, -1, -1, null);
 	}
 
 	boolean acquired() {

@@ -14,17 +14,17 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The local bookkeeping of {@link Waiters} that needs no storage: a hand-off told before
- * its waiter registered (a caller that queued with its first attempt registers after the
- * reply) is the waiter's once it registers, and only that owner's; hand-offs follow the
- * waiter's current owner token; each kind of waiter (one-key hand-off, other) has its own
- * head; a woken waiter that leaves passes the wake-up on.
+ * The local bookkeeping of {@link LocalQueues} that needs no storage: a hand-off told
+ * before its waiter registered (a caller that queued with its first attempt registers
+ * after the reply) is the waiter's once it registers, and only that owner's; hand-offs
+ * follow the waiter's current owner token; each kind of waiter (one-key hand-off, other)
+ * has its own head; a woken waiter that leaves passes the wake-up on.
  */
-class WaitersTests {
+class LocalQueuesTests {
 
 	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
-	private final Waiters waiters = new Waiters(new NoStorage(), this.scheduler);
+	private final LocalQueues waiters = new LocalQueues(new NoStorage(), this.scheduler);
 
 	@AfterEach
 	void close() {
@@ -36,7 +36,7 @@ class WaitersTests {
 	void aHandOffThatCameBeforeItsWaiterRegisteredIsTheWaitersOnceItRegisters() {
 		this.waiters.handedOff("lockstep:job", "owner-1", 42, 30_000);
 		Heard heard = new Heard();
-		Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
+		LocalQueues.Waiter waiter = this.waiters.register("lockstep:job", "owner-1", true, heard);
 		assertThat(heard.events).containsExactly("handed off to owner-1: 42, 30000 ms");
 		// claimed once: a later waiter with the same token (never issued twice) gets none
 		this.waiters.unregister(waiter, true);
@@ -72,9 +72,9 @@ class WaitersTests {
 		Heard multi = new Heard();
 		Heard single = new Heard();
 		Heard second = new Heard();
-		Waiter first = this.waiters.register("lockstep:job", "owner-1", false, multi);
-		Waiter one = this.waiters.register("lockstep:job", "owner-2", true, single);
-		Waiter two = this.waiters.register("lockstep:job", "owner-3", true, second);
+		LocalQueues.Waiter first = this.waiters.register("lockstep:job", "owner-1", false, multi);
+		LocalQueues.Waiter one = this.waiters.register("lockstep:job", "owner-2", true, single);
+		LocalQueues.Waiter two = this.waiters.register("lockstep:job", "owner-3", true, second);
 		assertThat(this.waiters.isHead(first)).isTrue();
 		assertThat(this.waiters.isHead(one)).as("the first one-key waiter, behind a multi-key one").isTrue();
 		assertThat(this.waiters.isHead(two)).isFalse();
@@ -87,7 +87,7 @@ class WaitersTests {
 	void aWokenWaiterThatLeavesWithoutTheLockPassesTheWakeUpOn() {
 		Heard first = new Heard();
 		Heard second = new Heard();
-		Waiter head = this.waiters.register("lockstep:job", "owner-1", false, first);
+		LocalQueues.Waiter head = this.waiters.register("lockstep:job", "owner-1", false, first);
 		this.waiters.register("lockstep:job", "owner-2", false, second);
 		this.waiters.released("lockstep:job");
 		assertThat(first.events).containsExactly("released");
@@ -96,7 +96,7 @@ class WaitersTests {
 	}
 
 	/** What a waiter heard, in order. */
-	private static final class Heard implements Wake {
+	private static final class Heard implements LocalQueues.Listener {
 
 		private final List<String> events = new ArrayList<>();
 

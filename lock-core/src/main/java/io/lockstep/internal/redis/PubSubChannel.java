@@ -11,7 +11,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -25,9 +24,11 @@ import org.slf4j.LoggerFactory;
  * named like the key; {@code release.lua} publishes on it), and, for the whole life of
  * the client, to the client's own hand-off channel(s): when a release hands a lock to a
  * queued waiter it publishes {@code "g:<owner>:<fence>:<lease ms>:<key>"} on the channel
- * of the waiter's client. The listeners only unpark waiters. Where SUBSCRIBE is refused
- * (managed Redis, an ACL without channel rights) it logs one WARN and reports that
- * notifications are unavailable, so waiters poll with backoff.
+ * of the waiter's client. Hand-offs on the client's own channels go to the hand-off
+ * listener, every other message to the message listener; each is set once, when the
+ * engine is built, and only unparks waiters. Where SUBSCRIBE is refused (managed Redis,
+ * an ACL without channel rights) it logs one WARN and reports that notifications are
+ * unavailable, so waiters poll with backoff.
  * <p>
  * A subscription that is lost is made again: Redis 7 ends the sharded subscriptions of a
  * slot when its node loses the slot (a Cluster failover; Lettuce then forgets them and
@@ -37,9 +38,9 @@ import org.slf4j.LoggerFactory;
  * every {@value #RETRY_MILLIS} ms after a failure; meanwhile {@link #hearsOwn} says no,
  * so waiters re-check instead of waiting for a hand-off that cannot reach them.
  */
-public final class ReleaseChannel implements AutoCloseable {
+public final class PubSubChannel implements AutoCloseable {
 
-	private static final Logger logger = LoggerFactory.getLogger(ReleaseChannel.class);
+	private static final Logger logger = LoggerFactory.getLogger(PubSubChannel.class);
 
 	private static final CompletableFuture<Void> NOT_SENT = CompletableFuture.completedFuture(null);
 
@@ -50,7 +51,11 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private final PubSubConnection connection;
 
-	private final ChannelListeners listeners = new ChannelListeners();
+	/** Told every message but the hand-offs on the client's own channels. */
+	private volatile BiConsumer<String, String> listener = (key, message) -> {
+	};
+
+	private volatile HandOffListener handOffListener;
 
 	/**
 	 * The client's own hand-off channels subscribed so far, each with the subscription
@@ -65,14 +70,14 @@ public final class ReleaseChannel implements AutoCloseable {
 
 	private volatile boolean sharded;
 
-	public ReleaseChannel(AbstractRedisClient client, Duration timeout) {
+	public PubSubChannel(AbstractRedisClient client, Duration timeout) {
 		this.timeout = timeout;
 		this.connection = new PubSubConnection(client, timeout, new PubSubConnection.Events() {
 
 			@Override
 			public void message(String channel, byte[] message) {
-				ReleaseChannel.this.listeners.deliver(channel, new String(message, StandardCharsets.UTF_8),
-						ReleaseChannel.this.own.containsKey(channel));
+				PubSubChannel.this.deliver(channel, new String(message, StandardCharsets.UTF_8),
+						PubSubChannel.this.own.containsKey(channel));
 			}
 
 			@Override
@@ -83,7 +88,7 @@ public final class ReleaseChannel implements AutoCloseable {
 			@Override
 			public void connected() {
 				// keys subscribed while there was no connection yet
-				ReleaseChannel.this.keys.forEach(ReleaseChannel.this::send);
+				PubSubChannel.this.keys.forEach(PubSubChannel.this::send);
 			}
 
 		});
@@ -97,20 +102,33 @@ public final class ReleaseChannel implements AutoCloseable {
 		this.sharded = sharded;
 	}
 
-	public void onRelease(Consumer<String> listener) {
-		this.listeners.onRelease(listener);
+	/**
+	 * Told each message with its channel (the key's stored name for a release;
+	 * {@code release.lua}'s ARGV[2] is the message), except the hand-offs on the client's
+	 * own channels once {@link #onHandOff} is set.
+	 */
+	public void onMessage(BiConsumer<String, String> listener) {
+		this.listener = listener;
+	}
+
+	/** Told the hand-off messages, which then do not reach the message listener. */
+	public void onHandOff(HandOffListener listener) {
+		this.handOffListener = listener;
 	}
 
 	/**
-	 * Like {@link #onRelease} but also told the message ({@code release.lua}'s ARGV[2]).
+	 * @param own whether the channel is one of the client's own hand-off channels
 	 */
-	public void onMessage(BiConsumer<String, String> listener) {
-		this.listeners.onMessage(listener);
-	}
-
-	/** Told the hand-off messages, which then do not reach the release listener. */
-	public void onHandOff(HandOffListener listener) {
-		this.listeners.onHandOff(listener);
+	private void deliver(String channel, String message, boolean own) {
+		HandOffListener handOff = this.handOffListener;
+		if (handOff != null && own && LockScripts.isHandOff(message)) {
+			LockScripts.HandOff parsed = LockScripts.readHandOff(message);
+			if (parsed != null) {
+				handOff.handedOff(parsed.key(), parsed.owner(), parsed.fencingToken(), parsed.leaseMillis());
+			}
+			return;
+		}
+		this.listener.accept(channel, message);
 	}
 
 	/**

@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * time; before, it recorded the failure and never asked again.
  */
 @RedisTest
-class ReleaseChannelTests {
+class PubSubChannelTests {
 
 	@Test
 	void aSubscribeThatFailedIsTriedAgainUntilItIsConfirmed(RedisFixture fixture) throws Exception {
@@ -34,7 +34,7 @@ class ReleaseChannelTests {
 			RedisClient client = RedisClient.create(RedisURI.create(proxy.host(), proxy.port()));
 			client.setOptions(
 					ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled(Duration.ofMillis(200))).build());
-			try (ReleaseChannel channel = new ReleaseChannel(client, Duration.ofMillis(200))) {
+			try (PubSubChannel channel = new PubSubChannel(client, Duration.ofMillis(200))) {
 				channel.prepare();
 				assertThat(channel.isConnected()).as("connected").isTrue();
 				proxy.delay(1000);
