@@ -134,6 +134,29 @@ class AcquisitionEndingFailureTests {
 		}
 	}
 
+	/**
+	 * The async twin of
+	 * {@code AcquisitionDriverTests.aFailureAfterTheGateWasTakenEndsTheGate}: the first
+	 * caller took the key's asking gate, then asking whether its client hears hand-offs
+	 * failed. The failure must reach the caller through the future (or at least end the
+	 * acquisition), and the gate must end with it, so that the key's next uncontended
+	 * caller asks at once instead of registering first.
+	 */
+	@Test
+	void aFailureAfterTheGateWasTakenEndsTheGateOnTheAsyncPath() throws Exception {
+		this.backend.handsOff = true;
+		this.backend.hearsFailure = new IllegalStateException("channel broke");
+		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
+			Throwable thrown = catchThrowable(() -> engine.acquireAsync(request("k")).get(5, TimeUnit.SECONDS));
+			assertThat(thrown).as("the caller is told").isNotNull();
+			engine.acquire(request("k")).close();
+			assertThat(this.backend.prepared.get())
+				.as("registrations of the next uncontended caller (the first got %s; gate still taken: %s)", thrown,
+						!engine.waiters().beginAsking("k"))
+				.isZero();
+		}
+	}
+
 	private LockEngine engine(ObservationRegistry registry) {
 		return new LockEngine(new Storage(this.backend, this.backend),
 				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)));
@@ -201,6 +224,14 @@ class AcquisitionEndingFailureTests {
 
 		volatile String lastOwner;
 
+		/** Whether the store hands off (then a first caller asks whether it hears). */
+		volatile boolean handsOff;
+
+		/** Thrown once by {@link #hearsHandOffs}, when set. */
+		volatile RuntimeException hearsFailure;
+
+		final java.util.concurrent.atomic.AtomicInteger prepared = new java.util.concurrent.atomic.AtomicInteger();
+
 		/** Whether every attempt fails (the storage refuses it). */
 		volatile boolean failAttempts;
 
@@ -258,6 +289,22 @@ class AcquisitionEndingFailureTests {
 
 		@Override
 		public void prepare() {
+			this.prepared.incrementAndGet();
+		}
+
+		@Override
+		public boolean handsOff() {
+			return this.handsOff;
+		}
+
+		@Override
+		public boolean hearsHandOffs(String key) {
+			RuntimeException failure = this.hearsFailure;
+			if (failure != null) {
+				this.hearsFailure = null;
+				throw failure;
+			}
+			return true;
 		}
 
 		@Override
