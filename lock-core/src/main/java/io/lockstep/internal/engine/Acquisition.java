@@ -9,6 +9,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.lockstep.LockException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The acquisition protocol of one lock by one caller, as a pure state machine: no I/O, no
@@ -228,6 +229,9 @@ final class Acquisition {
 	private final long queueEntryMillis;
 
 	private Phase phase = Phase.ASKING;
+
+	/** How it ended, once it has. */
+	private @Nullable Done ending;
 
 	private long start;
 
@@ -495,7 +499,16 @@ final class Acquisition {
 		this.phase = end;
 		this.waiting = null;
 		this.inFlight = false;
-		return step(undo, new Done(end, grant, failure));
+		this.ending = new Done(end, grant, failure);
+		return step(undo, this.ending);
+	}
+
+	/**
+	 * How it ended (the {@link Done} it answered with), for a driver that failed before
+	 * it acted on that answer; {@code null} while it runs.
+	 */
+	@Nullable Done ending() {
+		return this.ending;
 	}
 
 	/** End the asking gate once nothing is on its way, undo, then act. */

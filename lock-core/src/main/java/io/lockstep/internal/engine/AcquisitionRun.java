@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 import io.lockstep.LockException;
 import io.lockstep.observation.LockObservationContext;
 import io.micrometer.observation.Observation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +56,10 @@ final class AcquisitionRun implements LocalQueues.Listener {
 
 	private final Acquisition machine;
 
-	private Observation observation;
+	private @Nullable Observation observation;
+
+	/** Whether {@link #conclude} ran: the run ends once, whatever failed. */
+	private boolean concluded;
 
 	/**
 	 * Its entry in the blocking key's local queue, or {@code null}; set by the driver's
@@ -131,6 +135,45 @@ final class AcquisitionRun implements LocalQueues.Listener {
 
 	boolean ended() {
 		return this.machine.phase().isEnded();
+	}
+
+	/**
+	 * Ends the run after a failure of the driver's own (an exception or Error while it
+	 * acted, the machine's answer perhaps lost with it), whatever the machine's phase: an
+	 * abort while the machine runs, then the conclusion of how the machine ended, once. A
+	 * grant the caller will not get (it is told the failure) is released at once. Never
+	 * throws: what fails here is added to {@code failure} as suppressed.
+	 * @param onThisThread whether the call's thread is the current one
+	 * @return the conclusion's handle when the machine had ended with a grant before the
+	 * failure and the caller may still get it (the asynchronous driver), else
+	 * {@code null}
+	 */
+	@Nullable LeaseHandle endAfter(Throwable failure, boolean onThisThread) {
+		if (this.concluded) {
+			return null;
+		}
+		try {
+			if (!ended()) {
+				feed(new Acquisition.Aborted(asLockException(failure)));
+			}
+			Acquisition.Done ending = this.machine.ending();
+			if (ending == null) {
+				throw new IllegalStateException("an abort left the acquisition running");
+			}
+			LeaseHandle handle = conclude(ending, onThisThread, false);
+			if (handle != null && onThisThread) {
+				// the caller gets the failure, not the lock
+				handle.close();
+				return null;
+			}
+			return handle;
+		}
+		catch (RuntimeException | Error ex) {
+			if (ex != failure) {
+				failure.addSuppressed(ex);
+			}
+			return null;
+		}
 	}
 
 	/**
@@ -250,6 +293,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	 * @return the handle when acquired, else {@code null}
 	 */
 	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, boolean cancelled) {
+		this.concluded = true;
 		boolean acquired = done.phase() == Acquisition.Phase.ACQUIRED;
 		unregister(acquired);
 		Lease lease = null;
@@ -257,7 +301,16 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		long fencingToken = -1;
 		if (acquired) {
 			Acquisition.Grant grant = done.grant();
-			lease = this.context.leases().granted(this.acquiring, grant);
+			try {
+				lease = this.context.leases().granted(this.acquiring, grant);
+			}
+			catch (RuntimeException | Error ex) {
+				// no lease and no handle (an observation handler failed): the grant is
+				// given back and the caller told
+				giveBack(grant);
+				stopAcquire(LockObservationContext.ERROR, -1, asLockException(ex));
+				throw ex;
+			}
 			outcome = LockObservationContext.ACQUIRED;
 			fencingToken = grant.fencingTokens()[0];
 		}
@@ -267,19 +320,34 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		else {
 			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
 		}
-		try {
-			this.context.observations().stopAcquire(this.observation, outcome, fencingToken, done.failure());
-		}
-		catch (RuntimeException ex) {
-			// an observation handler's failure must not strand the lease without a handle
-			logger.warn("An observation handler failed when the acquisition of '{}' ended", this.id.display(), ex);
-		}
+		// an observation handler's failure must not strand the lease without a handle
+		stopAcquire(outcome, fencingToken, done.failure());
 		if (lease == null) {
 			return null;
 		}
 		List<Lease> parts = new ArrayList<>(this.held);
 		parts.add(lease);
 		return new LeaseHandle(this.context.releases(), this.request.id(), parts, onThisThread);
+	}
+
+	/** Stops the acquire observation; a handler's failure (even an Error) is logged. */
+	private void stopAcquire(String outcome, long fencingToken, @Nullable LockException failure) {
+		if (this.observation == null) {
+			return;
+		}
+		try {
+			this.context.observations().stopAcquire(this.observation, outcome, fencingToken, failure);
+		}
+		catch (RuntimeException | Error ex) {
+			logger.warn("An observation handler failed when the acquisition of '{}' ended", this.id.display(), ex);
+		}
+	}
+
+	/** Releases a grant no lease was made of, until what it took has expired. */
+	private void giveBack(Acquisition.Grant grant) {
+		long untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(this.terms.leaseMillis())
+				+ TimeUnit.MILLISECONDS.toNanos(this.terms.delayMillis());
+		this.context.releases().land(LockStore.Release.undo(this.id, grant.owner()), untilNanos);
 	}
 
 	static LockException asLockException(Throwable failure) {

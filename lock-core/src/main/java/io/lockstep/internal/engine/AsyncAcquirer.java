@@ -54,7 +54,15 @@ final class AsyncAcquirer {
 	 */
 	CompletableFuture<LeaseHandle> start() {
 		this.pending.set(1);
-		Optional<Acquisition.Effect> first = this.run.start();
+		Optional<Acquisition.Effect> first;
+		try {
+			first = this.run.start();
+		}
+		catch (Throwable ex) {
+			// the caller is told through the future; the run ends (and the key's gate)
+			abort(ex);
+			return this.result;
+		}
 		this.result.whenComplete((handle, failure) -> {
 			if (failure instanceof CancellationException) {
 				cancelled();
@@ -141,6 +149,11 @@ final class AsyncAcquirer {
 			}
 			else {
 				logger.warn("Ending the acquisition of '{}' failed", this.run.id().display(), failure);
+			}
+			// the machine's end, if acting on it failed (or the abort's did)
+			LeaseHandle handle = this.run.endAfter(failure, false);
+			if (handle != null && !this.result.complete(handle)) {
+				handle.closeAsync();
 			}
 		}
 		catch (Throwable ex) {

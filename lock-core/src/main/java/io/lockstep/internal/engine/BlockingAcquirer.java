@@ -44,10 +44,7 @@ final class BlockingAcquirer {
 			}
 		}
 		catch (RuntimeException | Error ex) {
-			if (!this.run.ended()) {
-				action = this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(ex))).orElseThrow();
-				this.run.conclude((Acquisition.Done) action, true, false);
-			}
+			this.run.endAfter(ex, true);
 			throw ex;
 		}
 		Acquisition.Done done = (Acquisition.Done) action;

@@ -171,7 +171,9 @@ final class Releases {
 		try {
 			reply = this.store.send(request);
 		}
-		catch (RuntimeException ex) {
+		catch (RuntimeException | Error ex) {
+			// sent again later like any failure; an Error of the storage client must not
+			// end what sent it (an acquisition's ending, a worker)
 			reply = CompletableFuture.failedFuture(ex);
 		}
 		reply.whenComplete((freed, failure) -> {
