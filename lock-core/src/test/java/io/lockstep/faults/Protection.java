@@ -114,6 +114,10 @@ enum Protection {
 		}
 	}
 
+	/**
+	 * Models elapsed time: a retry's backoff, a paused holder's stall (not
+	 * synchronisation).
+	 */
 	static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);

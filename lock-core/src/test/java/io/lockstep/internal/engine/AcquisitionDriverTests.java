@@ -222,6 +222,7 @@ class AcquisitionDriverTests {
 			.isZero();
 	}
 
+	/** Models elapsed time: the fake store's slow round trip (not synchronisation). */
 	private static void sleep(long millis) {
 		try {
 			Thread.sleep(millis);
