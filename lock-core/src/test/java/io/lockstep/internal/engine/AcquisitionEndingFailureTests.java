@@ -1,12 +1,10 @@
 package io.lockstep.internal.engine;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.lockstep.observation.LockObservationContext;
@@ -216,7 +214,7 @@ class AcquisitionEndingFailureTests {
 	}
 
 	/** A store that grants every attempt at once, and records what is given back. */
-	private static final class FakeBackend implements LockStore, WakeUps {
+	private static final class FakeBackend extends FakeStore {
 
 		final List<String> givenBack = new CopyOnWriteArrayList<>();
 
@@ -224,19 +222,15 @@ class AcquisitionEndingFailureTests {
 
 		volatile String lastOwner;
 
-		/** Whether the store hands off (then a first caller asks whether it hears). */
-		volatile boolean handsOff;
-
-		/** Thrown once by {@link #hearsHandOffs}, when set. */
-		volatile RuntimeException hearsFailure;
-
-		final java.util.concurrent.atomic.AtomicInteger prepared = new java.util.concurrent.atomic.AtomicInteger();
-
 		/** Whether every attempt fails (the storage refuses it). */
 		volatile boolean failAttempts;
 
 		/** Thrown by every release, when set. */
 		volatile Error releaseError;
+
+		FakeBackend() {
+			this.hears = true;
+		}
 
 		@Override
 		public Attempt acquire(Acquire request) {
@@ -258,79 +252,13 @@ class AcquisitionEndingFailureTests {
 		}
 
 		@Override
-		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-			return CompletableFuture.completedFuture(renewals.stream().mapToLong(Renewal::leaseMillis).toArray());
-		}
-
-		@Override
 		public int release(Release request) {
 			this.givenBack.add(request.owner());
 			this.gaveBack.countDown();
 			if (this.releaseError != null) {
 				throw this.releaseError;
 			}
-			return request.waits() ? request.id().size() : -1;
-		}
-
-		@Override
-		public int check(LockId id, String owner) {
-			return id.size();
-		}
-
-		@Override
-		public long remainingLease(String key) {
-			return -1;
-		}
-
-		@Override
-		public Duration commandTimeout() {
-			return Duration.ofSeconds(1);
-		}
-
-		@Override
-		public void prepare() {
-			this.prepared.incrementAndGet();
-		}
-
-		@Override
-		public boolean handsOff() {
-			return this.handsOff;
-		}
-
-		@Override
-		public boolean hearsHandOffs(String key) {
-			RuntimeException failure = this.hearsFailure;
-			if (failure != null) {
-				this.hearsFailure = null;
-				throw failure;
-			}
-			return true;
-		}
-
-		@Override
-		public CompletableFuture<?> listen(String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public void await(CompletableFuture<?> listening) {
-		}
-
-		@Override
-		public void unlisten(String key) {
-		}
-
-		@Override
-		public void onRelease(Consumer<String> listener) {
-		}
-
-		@Override
-		public boolean notifies() {
-			return true;
-		}
-
-		@Override
-		public void close() {
+			return super.release(request);
 		}
 
 	}
