@@ -39,7 +39,7 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.ACQUIRE, false,
 				() -> new AssertionError("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(engine.registered())
 				.as("leases left registered (held, renewed, no handle) after the caller got %s", thrown)
 				.isZero();
@@ -52,9 +52,7 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.ACQUIRE, false,
 				() -> new AssertionError("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+			Throwable thrown = acquireAsyncCaught(engine);
 			assertThat(engine.registered())
 				.as("leases left registered (held, renewed, no handle) after the caller got %s", thrown)
 				.isZero();
@@ -72,13 +70,9 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.HELD, true,
 				() -> new IllegalStateException("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(thrown).as("the caller is told").isNotNull();
-			assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
-			assertThat(this.backend.givenBack)
-				.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
-						thrown)
-				.contains(this.backend.lastOwner);
+			assertGrantGivenBack(thrown);
 		}
 	}
 
@@ -88,14 +82,8 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.HELD, true,
 				() -> new IllegalStateException("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
-			assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
-			assertThat(this.backend.givenBack)
-				.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
-						thrown)
-				.contains(this.backend.lastOwner);
+			Throwable thrown = acquireAsyncCaught(engine);
+			assertGrantGivenBack(thrown);
 		}
 	}
 
@@ -112,7 +100,7 @@ class AcquisitionEndingFailureTests {
 		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
 			// another local caller asks for the key: this one joins the local queue first
 			assertThat(engine.waiters().beginAsking("k")).isTrue();
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(thrown).as("the caller is told").isNotNull();
 			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
 		}
@@ -125,9 +113,7 @@ class AcquisitionEndingFailureTests {
 		this.backend.releaseError = new AssertionError("release blew up");
 		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
 			assertThat(engine.waiters().beginAsking("k")).isTrue();
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+			Throwable thrown = acquireAsyncCaught(engine);
 			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
 		}
 	}
@@ -158,6 +144,28 @@ class AcquisitionEndingFailureTests {
 	private LockEngine engine(ObservationRegistry registry) {
 		return new LockEngine(new Storage(this.backend, this.backend),
 				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)));
+	}
+
+	/** Acquires "k" on the blocking path; what the caller got, or null. */
+	private static Throwable acquireCaught(LockEngine engine) {
+		return catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+	}
+
+	/** Acquires "k" on the asynchronous path, waiting up to 5 s; what the caller got. */
+	private static Throwable acquireAsyncCaught(LockEngine engine) {
+		CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
+		Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
+		assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+		return thrown;
+	}
+
+	/** The key the storage granted was given back under the grant's owner token. */
+	private void assertGrantGivenBack(Throwable thrown) throws InterruptedException {
+		assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
+		assertThat(this.backend.givenBack)
+			.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
+					thrown)
+			.contains(this.backend.lastOwner);
 	}
 
 	private static void closeIfAny(LeaseHandle handle) {
