@@ -27,10 +27,7 @@ class TemplateCopyTests {
 	void closingAConfiguredCopyLeavesTheTemplateWorking(RedisFixture fixture) {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			LockHandle held = locks.acquire("copy:held");
 			try (RedisLockTemplate copy = locks.withWaitTime(Duration.ofSeconds(1))) {
 				copy.tryAcquire("copy:x").ifPresent(LockHandle::close);

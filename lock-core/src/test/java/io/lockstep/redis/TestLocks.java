@@ -44,6 +44,11 @@ final class TestLocks {
 		return RedisLockTemplate.builder(client);
 	}
 
+	/** A template with the lease time and command timeout, defaults otherwise. */
+	static RedisLockTemplate template(RedisClient client, Duration leaseTime, Duration commandTimeout) {
+		return builder(client).leaseTime(leaseTime).commandTimeout(commandTimeout).build();
+	}
+
 	/**
 	 * Total calls of every command but INFO (which this counting sends) and a
 	 * connection's handshake ({@code HELLO}, {@code CLIENT ...}, the {@code PING} a store

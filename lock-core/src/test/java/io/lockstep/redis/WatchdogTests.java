@@ -210,10 +210,7 @@ class WatchdogTests {
 	void aHandleStaysRenewedAfterTheThreadThatAcquiredItEnds(RedisFixture fixture) throws Exception {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			AtomicReference<LockHandle> handle = new AtomicReference<>();
 			Thread acquirer = new Thread(() -> handle.set(locks.acquire("handed:over")), "short-lived-acquirer");
 			acquirer.start();
@@ -241,10 +238,7 @@ class WatchdogTests {
 	void aHandleDroppedWithoutCloseStopsBeingRenewedOnceCollected(RedisFixture fixture) {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			// acquired on this thread, which stays alive: only the dropped handle ends
 			// the
 			// renewal
