@@ -12,13 +12,8 @@ import io.lockstep.DistributedLocks;
 import io.lockstep.LockAcquisitionException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,20 +22,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Redis: a lock handed to a future does not stay on the pool thread that handed it over.
  */
 @RedisTest
-class AsyncMethodLocksTests {
+class AsyncMethodLocksTests extends AbstractRedisStarterTests {
 
 	private static final String PREFIX = "async-methods:";
 
-	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
-		.withPropertyValues("lockstep.key-prefix=" + PREFIX);
-
-	private RedisNode redis;
-
-	@BeforeEach
-	void useRedis(RedisNode redis) {
-		this.redis = redis;
-		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+	AsyncMethodLocksTests() {
+		super(PREFIX);
 	}
 
 	@Test

@@ -14,13 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.lockstep.DistributedLock;
 import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
-import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -31,20 +26,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link io.lockstep.LockTemplate} and annotation, and sends no Redis command.
  */
 @RedisTest
-class DisabledStarterTests {
+class DisabledStarterTests extends AbstractRedisStarterTests {
 
 	private static final String PREFIX = "disabled-starter:";
 
-	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
-		.withPropertyValues("lockstep.key-prefix=" + PREFIX);
-
-	private RedisNode redis;
-
-	@BeforeEach
-	void useRedis(RedisNode redis) {
-		this.redis = redis;
-		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+	DisabledStarterTests() {
+		super(PREFIX);
 	}
 
 	@Test

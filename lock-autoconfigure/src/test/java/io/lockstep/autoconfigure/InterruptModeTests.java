@@ -14,11 +14,7 @@ import io.lockstep.DistributedLock;
 import io.lockstep.LockLostException;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -29,20 +25,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * on a pool thread that moved on to another task.
  */
 @RedisTest
-class InterruptModeTests {
+class InterruptModeTests extends AbstractRedisStarterTests {
 
 	private static final String PREFIX = "interrupt-mode:";
 
-	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
-		.withPropertyValues("lockstep.key-prefix=" + PREFIX);
-
-	private RedisNode redis;
-
-	@BeforeEach
-	void useRedis(RedisNode redis) {
-		this.redis = redis;
-		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+	InterruptModeTests() {
+		super(PREFIX);
 	}
 
 	@Test

@@ -8,11 +8,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.LockTemplate;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -22,20 +18,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  * the call that returned.
  */
 @RedisTest
-class UnreachableReleaseTests {
+class UnreachableReleaseTests extends AbstractRedisStarterTests {
 
 	private static final String PREFIX = "unreachable-release:";
 
-	private ApplicationContextRunner contextRunner = new ApplicationContextRunner()
-		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockstepAutoConfiguration.class))
-		.withPropertyValues("lockstep.key-prefix=" + PREFIX);
-
-	private RedisNode redis;
-
-	@BeforeEach
-	void useRedis(RedisNode redis) {
-		this.redis = redis;
-		this.contextRunner = this.contextRunner.withPropertyValues("spring.data.redis.port=" + redis.port());
+	UnreachableReleaseTests() {
+		super(PREFIX);
 	}
 
 	@Test

@@ -8,7 +8,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostException;
 import io.lockstep.test.Eventually;
@@ -61,54 +60,11 @@ class LockLostListenerTests {
 				.isEqualTo(presence.checks());
 			assertThat(kept.isHeld()).isTrue();
 			kept.close();
-			closeQuietly(deleted);
-			closeQuietly(fixed);
+			TestLocks.closeQuietly(deleted);
+			TestLocks.closeQuietly(fixed);
 		}
 		finally {
 			client.shutdown();
-		}
-	}
-
-	/** Whether a key was found at each check, every 50 ms for a while. */
-	private record Presence(int checks, int present, long firstMissingMillis) {
-
-		static Presence watch(RedisNode redis, String key, Duration duration) {
-			long start = System.nanoTime();
-			long end = start + duration.toNanos();
-			int checks = 0;
-			int present = 0;
-			long firstMissing = -1;
-			while (System.nanoTime() < end) {
-				if (exists(redis, key)) {
-					present++;
-				}
-				else if (firstMissing < 0) {
-					firstMissing = (System.nanoTime() - start) / 1_000_000;
-				}
-				checks++;
-				Eventually.holds(Duration.ofMillis(50), () -> false);
-			}
-			return new Presence(checks, present, firstMissing);
-		}
-
-		@Override
-		public String toString() {
-			return this.present + " of " + this.checks + " checks" + ((this.firstMissingMillis >= 0)
-					? ", first missing after " + this.firstMissingMillis + " ms" : "");
-		}
-
-	}
-
-	private static boolean exists(RedisNode redis, String key) {
-		return ((Long) redis.call("EXISTS", key)) == 1L;
-	}
-
-	private static void closeQuietly(LockHandle lock) {
-		try {
-			lock.close();
-		}
-		catch (LockException ex) {
-			// lost or unreachable: not what the test checks
 		}
 	}
 

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.Optional;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
@@ -36,7 +35,7 @@ class MaxHoldTimeTests {
 			LockHandle lock = locks.acquire("capped:first");
 			long pttl = (Long) redis.call("PTTL", "lockstep:capped:first");
 			System.out.printf("lease 3000 ms, max-hold-time 800 ms: PTTL right after acquire %d ms%n", pttl);
-			closeQuietly(lock);
+			TestLocks.closeQuietly(lock);
 			assertThat(pttl).as("PTTL of the key right after acquire (max-hold-time 800 ms)")
 				.isPositive()
 				.isLessThanOrEqualTo(800);
@@ -61,7 +60,7 @@ class MaxHoldTimeTests {
 			long start = System.nanoTime();
 			LockHandle lock = locks.acquire("capped:held");
 			await("the key expires at max-hold-time").atMost(maxHold.plus(lease).plusSeconds(1))
-				.until(() -> !exists(redis, "lockstep:capped:held"));
+				.until(() -> !TestLocks.exists(redis, "lockstep:capped:held"));
 			long goneMillis = (System.nanoTime() - start) / 1_000_000;
 			boolean turnedFalse = Eventually.holds(Duration.ofMillis(50), () -> !lock.isHeld());
 			long heldUntilMillis = goneMillis;
@@ -80,23 +79,10 @@ class MaxHoldTimeTests {
 			assertThat(next).as("another owner takes the expired key").isPresent();
 			assertThat(lock.isHeld()).as("isHeld() once another owner holds the key").isFalse();
 			next.get().close();
-			closeQuietly(lock);
+			TestLocks.closeQuietly(lock);
 		}
 		finally {
 			client.shutdown();
-		}
-	}
-
-	private static boolean exists(RedisNode redis, String key) {
-		return ((Long) redis.call("EXISTS", key)) == 1L;
-	}
-
-	private static void closeQuietly(LockHandle lock) {
-		try {
-			lock.close();
-		}
-		catch (LockException ex) {
-			// lost or unreachable: not what the test checks
 		}
 	}
 

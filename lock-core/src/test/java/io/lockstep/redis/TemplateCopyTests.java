@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import io.lettuce.core.RedisClient;
 import io.lockstep.LockHandle;
-import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -28,10 +27,7 @@ class TemplateCopyTests {
 	void closingAConfiguredCopyLeavesTheTemplateWorking(RedisFixture fixture) {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			LockHandle held = locks.acquire("copy:held");
 			try (RedisLockTemplate copy = locks.withWaitTime(Duration.ofSeconds(1))) {
 				copy.tryAcquire("copy:x").ifPresent(LockHandle::close);
@@ -50,40 +46,6 @@ class TemplateCopyTests {
 		finally {
 			client.shutdown();
 		}
-	}
-
-	/** Whether a key was found at each check, every 50 ms for a while. */
-	private record Presence(int checks, int present, long firstMissingMillis) {
-
-		static Presence watch(RedisNode redis, String key, Duration duration) {
-			long start = System.nanoTime();
-			long end = start + duration.toNanos();
-			int checks = 0;
-			int present = 0;
-			long firstMissing = -1;
-			while (System.nanoTime() < end) {
-				if (exists(redis, key)) {
-					present++;
-				}
-				else if (firstMissing < 0) {
-					firstMissing = (System.nanoTime() - start) / 1_000_000;
-				}
-				checks++;
-				Eventually.holds(Duration.ofMillis(50), () -> false);
-			}
-			return new Presence(checks, present, firstMissing);
-		}
-
-		@Override
-		public String toString() {
-			return this.present + " of " + this.checks + " checks" + ((this.firstMissingMillis >= 0)
-					? ", first missing after " + this.firstMissingMillis + " ms" : "");
-		}
-
-	}
-
-	private static boolean exists(RedisNode redis, String key) {
-		return ((Long) redis.call("EXISTS", key)) == 1L;
 	}
 
 }

@@ -10,6 +10,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lockstep.LockException;
+import io.lockstep.LockHandle;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.WorkerJvm;
@@ -43,6 +44,11 @@ final class TestLocks {
 		return RedisLockTemplate.builder(client);
 	}
 
+	/** A template with the lease time and command timeout, defaults otherwise. */
+	static RedisLockTemplate template(RedisClient client, Duration leaseTime, Duration commandTimeout) {
+		return builder(client).leaseTime(leaseTime).commandTimeout(commandTimeout).build();
+	}
+
 	/**
 	 * Total calls of every command but INFO (which this counting sends) and a
 	 * connection's handshake ({@code HELLO}, {@code CLIENT ...}, the {@code PING} a store
@@ -69,6 +75,21 @@ final class TestLocks {
 		}
 		String calls = stat.split(",")[0];
 		return Long.parseLong(calls.substring(calls.indexOf('=') + 1));
+	}
+
+	/** Whether the key exists on the node now. */
+	static boolean exists(RedisNode node, String key) {
+		return ((Long) node.call("EXISTS", key)) == 1L;
+	}
+
+	/** Releases the lock, ignoring a lost or unreachable lease. */
+	static void closeQuietly(LockHandle lock) {
+		try {
+			lock.close();
+		}
+		catch (LockException ex) {
+			// lost or unreachable: not what the test checks
+		}
 	}
 
 	/**

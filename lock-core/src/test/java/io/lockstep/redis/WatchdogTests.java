@@ -14,7 +14,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisClient;
-import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.LockLostEvent;
 import io.lockstep.LockLostException;
@@ -211,10 +210,7 @@ class WatchdogTests {
 	void aHandleStaysRenewedAfterTheThreadThatAcquiredItEnds(RedisFixture fixture) throws Exception {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			AtomicReference<LockHandle> handle = new AtomicReference<>();
 			Thread acquirer = new Thread(() -> handle.set(locks.acquire("handed:over")), "short-lived-acquirer");
 			acquirer.start();
@@ -230,7 +226,8 @@ class WatchdogTests {
 				.isEqualTo(presence.checks());
 			assertThat(lock.isHeld()).isTrue();
 			lock.close();
-			assertThat(exists(redis, "lockstep:handed:over")).as("key after close() on the test thread").isFalse();
+			assertThat(TestLocks.exists(redis, "lockstep:handed:over")).as("key after close() on the test thread")
+				.isFalse();
 		}
 		finally {
 			client.shutdown();
@@ -241,10 +238,7 @@ class WatchdogTests {
 	void aHandleDroppedWithoutCloseStopsBeingRenewedOnceCollected(RedisFixture fixture) {
 		RedisNode redis = fixture.standalone();
 		RedisClient client = TestLocks.client(redis);
-		try (RedisLockTemplate locks = TestLocks.builder(client)
-			.leaseTime(LEASE)
-			.commandTimeout(COMMAND_TIMEOUT)
-			.build()) {
+		try (RedisLockTemplate locks = TestLocks.template(client, LEASE, COMMAND_TIMEOUT)) {
 			// acquired on this thread, which stays alive: only the dropped handle ends
 			// the
 			// renewal
@@ -257,7 +251,8 @@ class WatchdogTests {
 			long collectedMillis = (System.nanoTime() - start) / 1_000_000;
 			assertThat(collected).as("the dropped handle was garbage-collected").isTrue();
 			long collectedAt = System.nanoTime();
-			boolean expired = Eventually.holds(LEASE.plusMillis(1_500), () -> !exists(redis, "lockstep:dropped"));
+			boolean expired = Eventually.holds(LEASE.plusMillis(1_500),
+					() -> !TestLocks.exists(redis, "lockstep:dropped"));
 			long expiredMillis = (System.nanoTime() - collectedAt) / 1_000_000;
 			System.out.printf("dropped handle collected after %d ms; key %s %d ms later (lease %d ms)%n",
 					collectedMillis, expired ? "expired" : "still renewed", expiredMillis, LEASE.toMillis());
@@ -352,52 +347,9 @@ class WatchdogTests {
 		}
 	}
 
-	/** Whether a key was found at each check, every 50 ms for a while. */
-	private record Presence(int checks, int present, long firstMissingMillis) {
-
-		static Presence watch(RedisNode redis, String key, Duration duration) {
-			long start = System.nanoTime();
-			long end = start + duration.toNanos();
-			int checks = 0;
-			int present = 0;
-			long firstMissing = -1;
-			while (System.nanoTime() < end) {
-				if (exists(redis, key)) {
-					present++;
-				}
-				else if (firstMissing < 0) {
-					firstMissing = (System.nanoTime() - start) / 1_000_000;
-				}
-				checks++;
-				Eventually.holds(Duration.ofMillis(50), () -> false);
-			}
-			return new Presence(checks, present, firstMissing);
-		}
-
-		@Override
-		public String toString() {
-			return this.present + " of " + this.checks + " checks" + ((this.firstMissingMillis >= 0)
-					? ", first missing after " + this.firstMissingMillis + " ms" : "");
-		}
-
-	}
-
-	private static boolean exists(RedisNode redis, String key) {
-		return ((Long) redis.call("EXISTS", key)) == 1L;
-	}
-
 	private static boolean parked(Thread thread) {
 		Thread.State state = thread.getState();
 		return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
-	}
-
-	private static void closeQuietly(LockHandle lock) {
-		try {
-			lock.close();
-		}
-		catch (LockException ex) {
-			// lost or unreachable: not what the test checks
-		}
 	}
 
 	/**
@@ -492,7 +444,7 @@ class WatchdogTests {
 		}
 
 		void closeFixed() {
-			this.fixed.forEach(WatchdogTests::closeQuietly);
+			this.fixed.forEach(TestLocks::closeQuietly);
 			this.fixed.clear();
 		}
 

@@ -1,6 +1,5 @@
 package io.lockstep.internal.engine;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,7 +7,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 import io.lockstep.LockException;
 import io.lockstep.observation.LockObservationContext;
@@ -59,7 +57,7 @@ class AcquisitionDriverTests {
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 		LeaseHandle second = this.engine.acquire(request("k", 5000, false, false));
 		second.close();
-		assertThat(this.backend.preparedListening.get())
+		assertThat(this.backend.prepared.get())
 			.as("registrations of an uncontended caller after the cancelled one (gate still taken: %s)",
 					!this.engine.waiters().beginAsking("k"))
 			.isZero();
@@ -216,7 +214,7 @@ class AcquisitionDriverTests {
 			.hasMessage("channel broke");
 		this.backend.replies.add(() -> LockStore.Attempt.acquired(new long[] { 1 }));
 		this.engine.acquire(request("k", 5000, false, false)).close();
-		assertThat(this.backend.preparedListening.get())
+		assertThat(this.backend.prepared.get())
 			.as("registrations of the next uncontended caller (gate still taken: %s)",
 					!this.engine.waiters().beginAsking("k"))
 			.isZero();
@@ -247,7 +245,7 @@ class AcquisitionDriverTests {
 	}
 
 	/** A store that hands off, and replies as scripted; and its wake-up channel. */
-	private static final class FakeBackend implements LockStore, WakeUps {
+	private static final class FakeBackend extends FakeStore {
 
 		final List<java.util.function.Supplier<Attempt>> replies = new CopyOnWriteArrayList<>();
 
@@ -255,19 +253,20 @@ class AcquisitionDriverTests {
 
 		final AtomicInteger attempts = new AtomicInteger();
 
-		final AtomicInteger preparedListening = new AtomicInteger();
-
 		final List<String> leaves = new CopyOnWriteArrayList<>();
 
 		volatile String lastOwner;
 
 		volatile Error asyncFailure;
 
-		volatile RuntimeException hearsFailure;
-
 		final CountDownLatch failedAttempt = new CountDownLatch(1);
 
 		volatile HandOffListener handOffs;
+
+		FakeBackend() {
+			this.handsOff = true;
+			this.hears = true;
+		}
 
 		@Override
 		public Attempt acquire(Acquire request) {
@@ -288,28 +287,8 @@ class AcquisitionDriverTests {
 		}
 
 		@Override
-		public boolean handsOff() {
-			return true;
-		}
-
-		@Override
 		public void onHandOff(HandOffListener listener) {
 			this.handOffs = listener;
-		}
-
-		@Override
-		public boolean hearsHandOffs(String key) {
-			RuntimeException failure = this.hearsFailure;
-			if (failure != null) {
-				this.hearsFailure = null;
-				throw failure;
-			}
-			return true;
-		}
-
-		@Override
-		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-			return CompletableFuture.completedFuture(renewals.stream().mapToLong(Renewal::leaseMillis).toArray());
 		}
 
 		@Override
@@ -317,53 +296,7 @@ class AcquisitionDriverTests {
 			if (request.mode() == Release.Mode.LEAVE) {
 				this.leaves.add(request.owner());
 			}
-			return request.waits() ? request.id().size() : -1;
-		}
-
-		@Override
-		public int check(LockId id, String owner) {
-			return id.size();
-		}
-
-		@Override
-		public long remainingLease(String key) {
-			return -1;
-		}
-
-		@Override
-		public Duration commandTimeout() {
-			return Duration.ofSeconds(1);
-		}
-
-		@Override
-		public void prepare() {
-			this.preparedListening.incrementAndGet();
-		}
-
-		@Override
-		public CompletableFuture<?> listen(String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public void await(CompletableFuture<?> listening) {
-		}
-
-		@Override
-		public void unlisten(String key) {
-		}
-
-		@Override
-		public void onRelease(Consumer<String> listener) {
-		}
-
-		@Override
-		public boolean notifies() {
-			return true;
-		}
-
-		@Override
-		public void close() {
+			return super.release(request);
 		}
 
 	}

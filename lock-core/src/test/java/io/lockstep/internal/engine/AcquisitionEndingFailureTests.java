@@ -1,12 +1,10 @@
 package io.lockstep.internal.engine;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import io.lockstep.observation.LockObservationContext;
@@ -41,7 +39,7 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.ACQUIRE, false,
 				() -> new AssertionError("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(engine.registered())
 				.as("leases left registered (held, renewed, no handle) after the caller got %s", thrown)
 				.isZero();
@@ -54,9 +52,7 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.ACQUIRE, false,
 				() -> new AssertionError("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+			Throwable thrown = acquireAsyncCaught(engine);
 			assertThat(engine.registered())
 				.as("leases left registered (held, renewed, no handle) after the caller got %s", thrown)
 				.isZero();
@@ -74,13 +70,9 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.HELD, true,
 				() -> new IllegalStateException("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(thrown).as("the caller is told").isNotNull();
-			assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
-			assertThat(this.backend.givenBack)
-				.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
-						thrown)
-				.contains(this.backend.lastOwner);
+			assertGrantGivenBack(thrown);
 		}
 	}
 
@@ -90,14 +82,8 @@ class AcquisitionEndingFailureTests {
 		ObservationRegistry registry = throwing(LockObservationContext.Kind.HELD, true,
 				() -> new IllegalStateException("handler failed"));
 		try (LockEngine engine = engine(registry)) {
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
-			assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
-			assertThat(this.backend.givenBack)
-				.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
-						thrown)
-				.contains(this.backend.lastOwner);
+			Throwable thrown = acquireAsyncCaught(engine);
+			assertGrantGivenBack(thrown);
 		}
 	}
 
@@ -114,7 +100,7 @@ class AcquisitionEndingFailureTests {
 		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
 			// another local caller asks for the key: this one joins the local queue first
 			assertThat(engine.waiters().beginAsking("k")).isTrue();
-			Throwable thrown = catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+			Throwable thrown = acquireCaught(engine);
 			assertThat(thrown).as("the caller is told").isNotNull();
 			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
 		}
@@ -127,9 +113,7 @@ class AcquisitionEndingFailureTests {
 		this.backend.releaseError = new AssertionError("release blew up");
 		try (LockEngine engine = engine(ObservationRegistry.NOOP)) {
 			assertThat(engine.waiters().beginAsking("k")).isTrue();
-			CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
-			Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
-			assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+			Throwable thrown = acquireAsyncCaught(engine);
 			assertThat(engine.waitersOf("k")).as("local waiters left after the caller got %s", thrown).isZero();
 		}
 	}
@@ -160,6 +144,28 @@ class AcquisitionEndingFailureTests {
 	private LockEngine engine(ObservationRegistry registry) {
 		return new LockEngine(new Storage(this.backend, this.backend),
 				EngineOptions.defaults("p:").withObservations(new LockObservations(registry, null)));
+	}
+
+	/** Acquires "k" on the blocking path; what the caller got, or null. */
+	private static Throwable acquireCaught(LockEngine engine) {
+		return catchThrowable(() -> closeIfAny(engine.acquire(request("k"))));
+	}
+
+	/** Acquires "k" on the asynchronous path, waiting up to 5 s; what the caller got. */
+	private static Throwable acquireAsyncCaught(LockEngine engine) {
+		CompletableFuture<LeaseHandle> acquiring = engine.acquireAsync(request("k"));
+		Throwable thrown = catchThrowable(() -> closeIfAny(acquiring.get(5, TimeUnit.SECONDS)));
+		assertThat(acquiring.isDone()).as("the future completed within 5 s").isTrue();
+		return thrown;
+	}
+
+	/** The key the storage granted was given back under the grant's owner token. */
+	private void assertGrantGivenBack(Throwable thrown) throws InterruptedException {
+		assertThat(this.backend.gaveBack.await(2, TimeUnit.SECONDS)).as("something given back within 2 s").isTrue();
+		assertThat(this.backend.givenBack)
+			.as("releases or undos under the grant's owner token %s (the caller got %s)", this.backend.lastOwner,
+					thrown)
+			.contains(this.backend.lastOwner);
 	}
 
 	private static void closeIfAny(LeaseHandle handle) {
@@ -216,7 +222,7 @@ class AcquisitionEndingFailureTests {
 	}
 
 	/** A store that grants every attempt at once, and records what is given back. */
-	private static final class FakeBackend implements LockStore, WakeUps {
+	private static final class FakeBackend extends FakeStore {
 
 		final List<String> givenBack = new CopyOnWriteArrayList<>();
 
@@ -224,19 +230,15 @@ class AcquisitionEndingFailureTests {
 
 		volatile String lastOwner;
 
-		/** Whether the store hands off (then a first caller asks whether it hears). */
-		volatile boolean handsOff;
-
-		/** Thrown once by {@link #hearsHandOffs}, when set. */
-		volatile RuntimeException hearsFailure;
-
-		final java.util.concurrent.atomic.AtomicInteger prepared = new java.util.concurrent.atomic.AtomicInteger();
-
 		/** Whether every attempt fails (the storage refuses it). */
 		volatile boolean failAttempts;
 
 		/** Thrown by every release, when set. */
 		volatile Error releaseError;
+
+		FakeBackend() {
+			this.hears = true;
+		}
 
 		@Override
 		public Attempt acquire(Acquire request) {
@@ -258,79 +260,13 @@ class AcquisitionEndingFailureTests {
 		}
 
 		@Override
-		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-			return CompletableFuture.completedFuture(renewals.stream().mapToLong(Renewal::leaseMillis).toArray());
-		}
-
-		@Override
 		public int release(Release request) {
 			this.givenBack.add(request.owner());
 			this.gaveBack.countDown();
 			if (this.releaseError != null) {
 				throw this.releaseError;
 			}
-			return request.waits() ? request.id().size() : -1;
-		}
-
-		@Override
-		public int check(LockId id, String owner) {
-			return id.size();
-		}
-
-		@Override
-		public long remainingLease(String key) {
-			return -1;
-		}
-
-		@Override
-		public Duration commandTimeout() {
-			return Duration.ofSeconds(1);
-		}
-
-		@Override
-		public void prepare() {
-			this.prepared.incrementAndGet();
-		}
-
-		@Override
-		public boolean handsOff() {
-			return this.handsOff;
-		}
-
-		@Override
-		public boolean hearsHandOffs(String key) {
-			RuntimeException failure = this.hearsFailure;
-			if (failure != null) {
-				this.hearsFailure = null;
-				throw failure;
-			}
-			return true;
-		}
-
-		@Override
-		public CompletableFuture<?> listen(String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public void await(CompletableFuture<?> listening) {
-		}
-
-		@Override
-		public void unlisten(String key) {
-		}
-
-		@Override
-		public void onRelease(Consumer<String> listener) {
-		}
-
-		@Override
-		public boolean notifies() {
-			return true;
-		}
-
-		@Override
-		public void close() {
+			return super.release(request);
 		}
 
 	}

@@ -1,6 +1,5 @@
 package io.lockstep.internal.engine;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -109,7 +108,7 @@ class AskingGateConcurrencyTests {
 	 * A store that grants a free key and refuses a held one; its first attempt waits
 	 * until released; every release wakes the key's local waiters.
 	 */
-	private static final class FakeBackend implements LockStore, WakeUps {
+	private static final class FakeBackend extends FakeStore {
 
 		final AtomicInteger attempts = new AtomicInteger();
 
@@ -173,11 +172,6 @@ class AskingGateConcurrencyTests {
 		}
 
 		@Override
-		public CompletableFuture<long[]> renew(List<Renewal> renewals) {
-			return CompletableFuture.completedFuture(renewals.stream().mapToLong(Renewal::leaseMillis).toArray());
-		}
-
-		@Override
 		public int release(Release request) {
 			boolean freed;
 			synchronized (this) {
@@ -195,44 +189,8 @@ class AskingGateConcurrencyTests {
 		}
 
 		@Override
-		public long remainingLease(String key) {
-			return -1;
-		}
-
-		@Override
-		public Duration commandTimeout() {
-			return Duration.ofSeconds(1);
-		}
-
-		@Override
-		public void prepare() {
-		}
-
-		@Override
-		public CompletableFuture<?> listen(String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public void await(CompletableFuture<?> listening) {
-		}
-
-		@Override
-		public void unlisten(String key) {
-		}
-
-		@Override
 		public void onRelease(Consumer<String> listener) {
 			this.released = listener;
-		}
-
-		@Override
-		public boolean notifies() {
-			return true;
-		}
-
-		@Override
-		public void close() {
 		}
 
 	}

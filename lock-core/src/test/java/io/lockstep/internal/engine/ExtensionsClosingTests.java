@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ExtensionsClosingTests {
 
-	private static final class PendingStore implements LockStore {
+	/** A store whose renewals wait for the test to answer them. */
+	private static final class PendingStore extends FakeStore {
 
 		final List<CompletableFuture<long[]>> renewals = new CopyOnWriteArrayList<>();
 
@@ -38,27 +39,8 @@ class ExtensionsClosingTests {
 		}
 
 		@Override
-		public int release(Release request) {
-			return 0;
-		}
-
-		@Override
-		public int check(LockId id, String owner) {
-			return 0;
-		}
-
-		@Override
-		public long remainingLease(String key) {
-			return -2;
-		}
-
-		@Override
 		public Duration commandTimeout() {
 			return Duration.ofMillis(500);
-		}
-
-		@Override
-		public void close() {
 		}
 
 	}

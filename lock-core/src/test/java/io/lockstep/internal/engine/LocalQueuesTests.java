@@ -1,12 +1,9 @@
 package io.lockstep.internal.engine;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.function.Consumer;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,7 +21,7 @@ class LocalQueuesTests {
 
 	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
-	private final LocalQueues waiters = new LocalQueues(new NoStorage(), this.scheduler);
+	private final LocalQueues waiters = new LocalQueues(new OpenWakeUps(), this.scheduler);
 
 	@AfterEach
 	void close() {
@@ -118,41 +115,6 @@ class LocalQueuesTests {
 		@Override
 		public void closed() {
 			this.events.add("closed");
-		}
-
-	}
-
-	/** A wake-up channel that is always open: the waiters only listen through it. */
-	private static final class NoStorage implements WakeUps {
-
-		@Override
-		public void prepare() {
-		}
-
-		@Override
-		public CompletableFuture<?> listen(String key) {
-			return CompletableFuture.completedFuture(null);
-		}
-
-		@Override
-		public void await(CompletableFuture<?> listening) {
-		}
-
-		@Override
-		public void unlisten(String key) {
-		}
-
-		@Override
-		public void onRelease(Consumer<String> listener) {
-		}
-
-		@Override
-		public boolean notifies() {
-			return true;
-		}
-
-		@Override
-		public void close() {
 		}
 
 	}
