@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * life, reaches it ({@link #handedOff}) without a further round trip. Such waiters are
  * not woken by releases where notifications work (the lock went to the queue's first live
  * waiter, which hears of it). Waiters of other locks listen on the key's channel, which
- * stays subscribed for {@value #LINGER_SECONDS} s after its last local waiter left
- * ({@link Subscriptions}), so that steady contention costs no SUBSCRIBE per wait. A
- * hand-off that comes before its waiter registered is kept a while for it
+ * stays subscribed a while ({@link WaitPolicy.LocalKeeping#linger}, 5 s) after its last
+ * local waiter left ({@link Subscriptions}), so that steady contention costs no SUBSCRIBE
+ * per wait. A hand-off that comes before its waiter registered is kept a while for it
  * ({@link UnclaimedHandOffs}).
  *
  * <p>
@@ -52,9 +52,6 @@ import org.slf4j.LoggerFactory;
  */
 final class LocalQueues {
 
-	/** How long a key stays subscribed after its last local waiter left. */
-	static final long LINGER_SECONDS = 5;
-
 	private static final Logger logger = LoggerFactory.getLogger(LocalQueues.class);
 
 	private final WakeUps wakeUps;
@@ -63,7 +60,7 @@ final class LocalQueues {
 	private final Subscriptions subscriptions;
 
 	/** Hand-offs no waiter claimed yet; under the monitor. */
-	private final UnclaimedHandOffs unclaimed = new UnclaimedHandOffs();
+	private final UnclaimedHandOffs unclaimed;
 
 	/**
 	 * The local waiters of each key; changed under its own monitor (the monitor of this
@@ -77,10 +74,12 @@ final class LocalQueues {
 	/**
 	 * @param scheduler runs the task that stops listening to keys that lingered long
 	 * enough
+	 * @param keeping how long keys linger and unclaimed hand-offs are kept
 	 */
-	LocalQueues(WakeUps wakeUps, ScheduledExecutorService scheduler) {
+	LocalQueues(WakeUps wakeUps, ScheduledExecutorService scheduler, WaitPolicy.LocalKeeping keeping) {
 		this.wakeUps = wakeUps;
-		this.subscriptions = new Subscriptions(scheduler);
+		this.subscriptions = new Subscriptions(scheduler, keeping.linger().toNanos());
+		this.unclaimed = new UnclaimedHandOffs(keeping.unclaimedHandOff().toNanos());
 		wakeUps.onRelease(this::released);
 	}
 
@@ -424,12 +423,12 @@ final class LocalQueues {
 	 */
 	private final class Subscriptions {
 
-		private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(LINGER_SECONDS);
-
 		/** At most this many keys stay subscribed without local waiters. */
 		private static final int MAX_LINGERING = 1024;
 
 		private final ScheduledExecutorService scheduler;
+
+		private final long lingerNanos;
 
 		/** Keys whose release channel is subscribed (waited for, or lingering). */
 		private final Set<String> listened = new HashSet<>();
@@ -444,8 +443,9 @@ final class LocalQueues {
 
 		private volatile boolean closed;
 
-		Subscriptions(ScheduledExecutorService scheduler) {
+		Subscriptions(ScheduledExecutorService scheduler, long lingerNanos) {
 			this.scheduler = scheduler;
+			this.lingerNanos = lingerNanos;
 		}
 
 		/**
@@ -477,7 +477,7 @@ final class LocalQueues {
 			Iterator<Map.Entry<String, Long>> oldest = this.lingering.entrySet().iterator();
 			while (oldest.hasNext()) {
 				Map.Entry<String, Long> entry = oldest.next();
-				if (this.lingering.size() <= MAX_LINGERING && now - entry.getValue() < LINGER_NANOS) {
+				if (this.lingering.size() <= MAX_LINGERING && now - entry.getValue() < this.lingerNanos) {
 					break;
 				}
 				oldest.remove();
@@ -485,7 +485,7 @@ final class LocalQueues {
 				LocalQueues.this.wakeUps.unlisten(entry.getKey());
 			}
 			if (!this.lingering.isEmpty() && !this.sweepScheduled && !this.closed) {
-				long due = this.lingering.values().iterator().next() + LINGER_NANOS - now;
+				long due = this.lingering.values().iterator().next() + this.lingerNanos - now;
 				try {
 					this.scheduler.schedule(this::scheduledSweep, Math.max(due, 0) + 1_000_000L, TimeUnit.NANOSECONDS);
 					this.sweepScheduled = true;
@@ -525,17 +525,21 @@ final class LocalQueues {
 	private static final class UnclaimedHandOffs {
 
 		/**
-		 * How long a hand-off waits for its waiter to register: far longer than the gap
-		 * between an attempt's reply and the registration. A caller that never registers
-		 * (it gave up, or got the lock by another attempt) left the queue and released
-		 * what was handed to it ({@link LockStore.Release#leave}).
+		 * How long a hand-off waits for its waiter to register
+		 * ({@link WaitPolicy.LocalKeeping#unclaimedHandOff}). A caller that never
+		 * registers (it gave up, or got the lock by another attempt) left the queue and
+		 * released what was handed to it ({@link LockStore.Release#leave}).
 		 */
-		private static final long UNCLAIMED_NANOS = TimeUnit.SECONDS.toNanos(30);
+		private final long unclaimedNanos;
 
 		/** At most this many unclaimed hand-offs are kept; the oldest go first. */
 		private static final int MAX_UNCLAIMED = 4096;
 
 		private final Map<String, HandOff> byOwner = new LinkedHashMap<>();
+
+		UnclaimedHandOffs(long unclaimedNanos) {
+			this.unclaimedNanos = unclaimedNanos;
+		}
 
 		/** A hand-off that found no waiter, and when it came. */
 		private record HandOff(String key, long fencingToken, long leaseMillis, long receivedNanos) {
@@ -547,7 +551,7 @@ final class LocalQueues {
 			Iterator<HandOff> oldest = this.byOwner.values().iterator();
 			while (oldest.hasNext()) {
 				HandOff next = oldest.next();
-				if (this.byOwner.size() < MAX_UNCLAIMED && now - next.receivedNanos() < UNCLAIMED_NANOS) {
+				if (this.byOwner.size() < MAX_UNCLAIMED && now - next.receivedNanos() < this.unclaimedNanos) {
 					break;
 				}
 				oldest.remove();

@@ -66,7 +66,7 @@ public final class LockEngine implements AutoCloseable {
 		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
 				this.virtualThreads);
 		this.leases = new Leases(storage.store(), this.observations, this.events);
-		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor());
+		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor(), options.waits().local());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
 		this.releases = new Releases(storage.store(), this.waiters, this.events, options, this::asyncThreads,
 				this.leases.watchdog());

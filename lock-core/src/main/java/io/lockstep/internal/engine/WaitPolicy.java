@@ -10,10 +10,8 @@ import org.springframework.util.Assert;
  * ({@link #DEFAULTS}); a test may shorten them.
  *
  * <p>
- * Two timings of waiting live with the parts that keep them: how long a key's
- * subscription lingers after its last local waiter, and how long an unclaimed hand-off
- * message is kept (the local queues); the Redis channel's re-subscribe delay lives with
- * the channel.
+ * The Redis channel's re-subscribe delay after a failed subscription lives with the
+ * channel (a connection's retry, not a wait of the engine's).
  *
  * @param queueEntry how long a queue entry in the storage lives unless its waiter asks
  * again (so that a waiter that vanished holds up the key no longer)
@@ -26,13 +24,33 @@ import org.springframework.util.Assert;
  * @param firstPoll how long a head waits first when release notifications do not work (it
  * then polls, doubling the wait, jittered)
  * @param longestPoll the longest wait of a polling head
+ * @param local how long the local queues keep what may serve a waiter soon
  */
 record WaitPolicy(Duration queueEntry, Duration handOffGrant, Duration headRecheck, Duration firstPoll,
-		Duration longestPoll) {
+		Duration longestPoll, LocalKeeping local) {
 
 	/** The timings the engine runs with. */
 	static final WaitPolicy DEFAULTS = new WaitPolicy(Duration.ofSeconds(2), Duration.ofSeconds(5),
-			Duration.ofMillis(500), Duration.ofMillis(5), Duration.ofMillis(100));
+			Duration.ofMillis(500), Duration.ofMillis(5), Duration.ofMillis(100),
+			new LocalKeeping(Duration.ofSeconds(5), Duration.ofSeconds(30)));
+
+	/**
+	 * How long the local queues keep what may serve a waiter soon.
+	 *
+	 * @param linger how long a key stays subscribed after its last local waiter left (its
+	 * waiters may come back soon)
+	 * @param unclaimedHandOff how long a hand-off message waits for its waiter to
+	 * register: far longer than the gap between an attempt's reply and the registration
+	 * (a caller that never registers left the queue and released what was handed to it)
+	 */
+	record LocalKeeping(Duration linger, Duration unclaimedHandOff) {
+
+		LocalKeeping {
+			positive(linger, "linger");
+			positive(unclaimedHandOff, "unclaimedHandOff");
+		}
+
+	}
 
 	WaitPolicy {
 		positive(queueEntry, "queueEntry");
@@ -40,6 +58,7 @@ record WaitPolicy(Duration queueEntry, Duration handOffGrant, Duration headReche
 		positive(headRecheck, "headRecheck");
 		positive(firstPoll, "firstPoll");
 		positive(longestPoll, "longestPoll");
+		Assert.notNull(local, "'local' must not be null");
 		Assert.isTrue(firstPoll.compareTo(longestPoll) <= 0, "'firstPoll' must not be longer than 'longestPoll'");
 	}
 

@@ -113,7 +113,7 @@ class AcquisitionEffectsTests {
 	@Test
 	void aShortWaitPolicyShortensTheQueueEntryAndTheHeadsRecheck() {
 		WaitPolicy waits = new WaitPolicy(Duration.ofMillis(300), Duration.ofSeconds(1), Duration.ofMillis(50),
-				Duration.ofMillis(1), Duration.ofMillis(10));
+				Duration.ofMillis(1), Duration.ofMillis(10), WaitPolicy.DEFAULTS.local());
 		Acquisition machine = new Acquisition(
 				new Acquisition.Terms(LockId.of("k"), ms(5000), 30_000, Long.MAX_VALUE, true),
 				new Acquisition.Inputs(() -> true, (lease) -> lease / 100 + 2_000_000L,

@@ -1,7 +1,9 @@
 package io.lockstep.internal.engine;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -9,6 +11,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The local bookkeeping of {@link LocalQueues} that needs no storage: a hand-off told
@@ -21,12 +24,47 @@ class LocalQueuesTests {
 
 	private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
 
-	private final LocalQueues waiters = new LocalQueues(new OpenWakeUps(), this.scheduler);
+	private final LocalQueues waiters = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local());
 
 	@AfterEach
 	void close() {
 		this.waiters.close();
 		this.scheduler.shutdownNow();
+	}
+
+	/**
+	 * The wait policy's local keeping sets how long a key's subscription lingers after
+	 * its last waiter and how long an unclaimed hand-off waits for its waiter: shortened
+	 * here, both end within the test, where the defaults (5 s, 30 s) would not.
+	 */
+	@Test
+	void theWaitPolicySetsHowLongAKeyLingersAndAnUnclaimedHandOffIsKept() {
+		List<String> unlistened = new CopyOnWriteArrayList<>();
+		OpenWakeUps recording = new OpenWakeUps() {
+			@Override
+			public void unlisten(String key) {
+				unlistened.add(key);
+			}
+		};
+		LocalQueues brief = new LocalQueues(recording, this.scheduler,
+				new WaitPolicy.LocalKeeping(Duration.ofMillis(50), Duration.ofMillis(50)));
+		try {
+			brief.handedOff("lockstep:other", "owner-2", 9, 1_000);
+			long left = System.nanoTime();
+			brief.unregister(brief.register("lockstep:job", "owner-1", false, new Heard()), false);
+			await().atMost(Duration.ofSeconds(3)).until(() -> unlistened.contains("lockstep:job"));
+			long lingeredMillis = (System.nanoTime() - left) / 1_000_000;
+			assertThat(lingeredMillis).as("lingered less than the default 5 s").isLessThan(4_000);
+			// the linger took longer than the unclaimed hand-off's 50 ms: the next kept
+			// hand-off forgets it
+			brief.handedOff("lockstep:third", "owner-3", 10, 1_000);
+			Heard late = new Heard();
+			brief.register("lockstep:other", "owner-2", true, late);
+			assertThat(late.events).as("a hand-off older than its keeping is forgotten").isEmpty();
+		}
+		finally {
+			brief.close();
+		}
 	}
 
 	@Test
