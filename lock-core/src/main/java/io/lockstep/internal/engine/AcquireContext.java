@@ -16,8 +16,8 @@ import java.util.function.Supplier;
  * @param threads the asynchronous acquisitions' threads (created on first use; fails once
  * the engine is closed)
  */
-record AcquireContext(Storage storage, EngineOptions options, LocalQueues waiters, Leases leases, Releases releases,
-		Supplier<AsyncThreads> threads) {
+record AcquireContext(Storage storage, EngineOptions options, LocalQueues waiters, LeaseRegistry leases,
+		Releaser releases, Supplier<AsyncThreads> threads) {
 
 	LockStore store() {
 		return this.storage.store();

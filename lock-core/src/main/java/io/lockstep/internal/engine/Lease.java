@@ -83,7 +83,7 @@ final class Lease {
 	private final Observation observation;
 
 	/** The local deadline and the renewal schedule. */
-	private final LeaseRenewal renewal;
+	private final RenewalSchedule renewal;
 
 	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.HELD, null));
 
@@ -116,7 +116,7 @@ final class Lease {
 		this.holderThread = Thread.currentThread().getName();
 		this.observation = observation;
 		this.transitions = transitions;
-		this.renewal = new LeaseRenewal(this.leaseNanos, grant.sentNanos(), grant.grantedNanos(), grant.capNanos(),
+		this.renewal = new RenewalSchedule(this.leaseNanos, grant.sentNanos(), grant.grantedNanos(), grant.capNanos(),
 				drift);
 	}
 
@@ -235,7 +235,7 @@ final class Lease {
 	/**
 	 * The local deadline and the renewal schedule (written by the watchdog thread only).
 	 */
-	LeaseRenewal renewal() {
+	RenewalSchedule renewal() {
 		return this.renewal;
 	}
 

@@ -29,7 +29,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 		return thread;
 	});
 
-	private final Releases releases;
+	private final Releaser releases;
 
 	private final LockId id;
 
@@ -42,7 +42,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	private final Cleaner.Cleanable cleanable;
 
 	/** Enters every part; call on the acquiring thread. */
-	LeaseHandle(Releases releases, LockId id, List<Lease> parts) {
+	LeaseHandle(Releaser releases, LockId id, List<Lease> parts) {
 		this(releases, id, parts, true);
 	}
 
@@ -52,7 +52,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	 * the thread's call context and may be interrupted on loss); {@code false} for a
 	 * handle bound to no thread ({@link LockEngine#acquireAsync})
 	 */
-	LeaseHandle(Releases releases, LockId id, List<Lease> parts, boolean onThisThread) {
+	LeaseHandle(Releaser releases, LockId id, List<Lease> parts, boolean onThisThread) {
 		this.releases = releases;
 		this.id = id;
 		this.parts = List.copyOf(parts);
@@ -243,7 +243,7 @@ final class LeaseHandle implements LockHandle, CallContext.Entry {
 	}
 
 	/** Runs when a handle became unreachable; must not refer to the handle. */
-	private record Leak(Releases releases, LockId id, List<Lease> parts, CallFrame call,
+	private record Leak(Releaser releases, LockId id, List<Lease> parts, CallFrame call,
 			AtomicBoolean closed) implements Runnable {
 
 		@Override

@@ -18,10 +18,10 @@ import io.lockstep.internal.CallContext;
  * The lock engine over one {@link Storage}: acquisitions (the {@link Acquisition}
  * machine, run by a {@link BlockingAcquirer} or an {@link AsyncAcquirer}), per-key
  * reentrancy through the {@link CallContext}, and the read-only views of its leases. It
- * wires the parts below it once, at construction: the lease registry ({@link Leases},
- * with the watchdog), the {@link Releases} its handles end through, the local
- * {@link LocalQueues}, the loss events. One engine per template bean; its copies share
- * it, and only the bean closes it.
+ * wires the parts below it once, at construction: the lease registry
+ * ({@link LeaseRegistry}, with the watchdog), the {@link Releaser} its handles end
+ * through, the local {@link LocalQueues}, the loss events. One engine per template bean;
+ * its copies share it, and only the bean closes it.
  */
 public final class LockEngine implements AutoCloseable {
 
@@ -38,11 +38,11 @@ public final class LockEngine implements AutoCloseable {
 
 	private final LeaseEvents events;
 
-	private final Leases leases;
+	private final LeaseRegistry leases;
 
 	private final LocalQueues waiters;
 
-	private final Releases releases;
+	private final Releaser releases;
 
 	private final AcquireContext context;
 
@@ -65,10 +65,10 @@ public final class LockEngine implements AutoCloseable {
 		this.observations = options.observations();
 		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
 				this.virtualThreads);
-		this.leases = new Leases(storage.store(), this.observations, this.events);
+		this.leases = new LeaseRegistry(storage.store(), this.observations, this.events);
 		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor(), options.waits().local());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
-		this.releases = new Releases(storage.store(), this.waiters, this.events, options, this::asyncThreads,
+		this.releases = new Releaser(storage.store(), this.waiters, this.events, options, this::asyncThreads,
 				this.leases.watchdog());
 		this.context = new AcquireContext(storage, options, this.waiters, this.leases, this.releases,
 				this::asyncThreads);

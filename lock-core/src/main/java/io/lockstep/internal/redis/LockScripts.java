@@ -103,7 +103,7 @@ public final class LockScripts {
 	 * and hand-off channel (a reader only looks for writers queued there); else
 	 * {@code null}
 	 */
-	public static Call acquire(Acquire request, List<String> stored, List<String> fences, Waiter waiter,
+	public static Call acquire(Acquire request, List<String> stored, List<String> fences, QueueKeys waiter,
 			boolean handOff) {
 		List<String> keys = new ArrayList<>(stored);
 		keys.addAll(fences);
@@ -162,7 +162,7 @@ public final class LockScripts {
 	/**
 	 * A read lock or a permit ({@code acquire-shared.lua}), queued as for a one-key lock.
 	 */
-	private static Call acquireShared(Acquire request, List<String> keys, Waiter waiter, boolean handOff) {
+	private static Call acquireShared(Acquire request, List<String> keys, QueueKeys waiter, boolean handOff) {
 		Sharing sharing = request.id().sharing();
 		String kind = sharing.read() ? "r" : "s" + sharing.permits();
 		List<String> args = new ArrayList<>(List.of(request.owner(), Long.toString(request.leaseMillis()),
@@ -189,7 +189,7 @@ public final class LockScripts {
 	}
 
 	/** A one-key lock's waiter: its queue, table and client's hand-off channel. */
-	public record Waiter(String queue, String table, String channel) {
+	public record QueueKeys(String queue, String table, String channel) {
 	}
 
 	/**

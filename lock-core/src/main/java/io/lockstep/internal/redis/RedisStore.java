@@ -172,10 +172,10 @@ public final class RedisStore implements LockStore {
 			List<String> tables = group.stream().map((index) -> this.layout.table(keys.get(index))).toList();
 			return LockScripts.acquireAll(request, this.layout.stored(keys, group), fences, tables);
 		}
-		LockScripts.Waiter waiter = null;
+		LockScripts.QueueKeys waiter = null;
 		if (keys.size() == 1 && (request.waits() || request.id().sharing().read())) {
 			String key = keys.get(0);
-			waiter = new LockScripts.Waiter(this.layout.queue(key), this.layout.table(key),
+			waiter = new LockScripts.QueueKeys(this.layout.queue(key), this.layout.table(key),
 					this.layout.handOffChannel(key, this.clientId));
 		}
 		return LockScripts.acquire(request, this.layout.stored(keys, group), fences, waiter, handsOff());

@@ -61,9 +61,9 @@ class AcquisitionEndingFailureTests {
 
 	/**
 	 * A RuntimeException from a handler when the held observation starts (inside
-	 * {@code Leases.granted}, before the lease exists): the blocking caller gets the
-	 * exception; the key the storage granted must be given back, not left held for its
-	 * whole lease by nobody.
+	 * {@code LeaseRegistry.granted}, before the lease exists): the blocking caller gets
+	 * the exception; the key the storage granted must be given back, not left held for
+	 * its whole lease by nobody.
 	 */
 	@Test
 	void aHeldHandlerThatThrowsAtItsStartGivesTheGrantBackOnTheBlockingPath() throws Exception {

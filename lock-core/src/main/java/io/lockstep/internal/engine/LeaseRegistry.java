@@ -15,7 +15,7 @@ import io.micrometer.observation.Observation;
  * and hands it to the {@link Watchdog}, and reacts to every lease that ends (leaves the
  * registry, stops its observation, reports a loss to the call and the loss events).
  */
-final class Leases implements Lease.Transitions {
+final class LeaseRegistry implements Lease.Transitions {
 
 	private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
 
@@ -30,7 +30,7 @@ final class Leases implements Lease.Transitions {
 	/**
 	 * @param driftNanos the store's clock-drift allowance of a lease
 	 */
-	Leases(LockStore store, LockObservations observations, LeaseEvents events) {
+	LeaseRegistry(LockStore store, LockObservations observations, LeaseEvents events) {
 		this.observations = observations;
 		this.events = events;
 		this.driftNanos = store::driftNanos;

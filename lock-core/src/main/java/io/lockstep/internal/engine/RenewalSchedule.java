@@ -10,7 +10,7 @@ import java.util.function.LongUnaryOperator;
  * expires before it. Written only by the watchdog thread (and, once, by the acquiring
  * one); read by any.
  */
-final class LeaseRenewal {
+final class RenewalSchedule {
 
 	private final long leaseNanos;
 
@@ -49,7 +49,7 @@ final class LeaseRenewal {
 	 * @param capNanos the max-hold cap as an absolute {@code nanoTime}, or
 	 * {@code Long.MAX_VALUE}
 	 */
-	LeaseRenewal(long leaseNanos, long sentNanos, long grantedNanos, long capNanos, LongUnaryOperator drift) {
+	RenewalSchedule(long leaseNanos, long sentNanos, long grantedNanos, long capNanos, LongUnaryOperator drift) {
 		this.leaseNanos = leaseNanos;
 		this.drift = drift;
 		this.lastSentNanos = sentNanos;

@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
  * and giving up those of a leaked handle. Also the identity of the engine for its handles
  * ({@link io.lockstep.LockHandle#owner()}): reentrancy is per engine.
  */
-final class Releases {
+final class Releaser {
 
-	private static final Logger logger = LoggerFactory.getLogger(Releases.class);
+	private static final Logger logger = LoggerFactory.getLogger(Releaser.class);
 
 	/** The first pause before a failed release is tried again. */
 	private static final long RETRY_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -44,7 +44,7 @@ final class Releases {
 	/**
 	 * @param options the engine's options (its key prefix and observations)
 	 */
-	Releases(LockStore store, LocalQueues waiters, LeaseEvents events, EngineOptions options,
+	Releaser(LockStore store, LocalQueues waiters, LeaseEvents events, EngineOptions options,
 			Supplier<AsyncThreads> threads, Watchdog watchdog) {
 		this.store = store;
 		this.extensions = new Extensions(store, watchdog);
