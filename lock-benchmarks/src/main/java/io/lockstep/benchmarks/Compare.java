@@ -29,8 +29,8 @@ public final class Compare {
 
 	/** The secondary results shown, in this order; the JSON keeps every other one. */
 	static final List<String> SHOWN = List.of("acquisitions/s", "efficiency", "hand-off", "holder changes",
-			"commands/acq", "subscribes/acq", "redis time/script", "jvm cpu/acq", "redis cpu/acq", "most inside",
-			"writes");
+			"commands/acq", "subscribes/acq", "redis time/script", "jvm cpu/acq", "jvm alloc/acq", "redis cpu/acq",
+			"most inside", "writes");
 
 	private static final String FLOOR = "floor";
 

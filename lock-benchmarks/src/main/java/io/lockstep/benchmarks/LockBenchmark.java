@@ -65,6 +65,8 @@ public abstract class LockBenchmark {
 
 	private long cpuBefore;
 
+	private long allocatedBefore;
+
 	private long iterationStarted;
 
 	volatile boolean measuring;
@@ -93,6 +95,7 @@ public abstract class LockBenchmark {
 		this.measuring = iteration.getType() == IterationType.MEASUREMENT;
 		this.statsBefore = this.redis.stats();
 		this.cpuBefore = processCpuNanos();
+		this.allocatedBefore = allocatedBytes();
 		this.acquisitions.reset();
 		this.holderChanges.reset();
 		iterationStarted();
@@ -103,14 +106,16 @@ public abstract class LockBenchmark {
 	 * Hands what a measurement iteration counted to {@link LockProfiler}: acquisitions
 	 * and their rate by wall clock, Redis calls by command (summed over the iterations),
 	 * commands, (un)subscriptions and CPU time (this JVM's, compilation and GC included,
-	 * and Redis's) per acquisition, and Redis time per script call, its commands
-	 * included.
+	 * and Redis's) per acquisition, the bytes this JVM's threads allocated per
+	 * acquisition (callers and client I/O threads; a thread that ended during the
+	 * iteration is not counted), and Redis time per script call, its commands included.
 	 */
 	@TearDown(Level.Iteration)
 	public void endIteration() {
 		if (this.measuring) {
 			long nanos = System.nanoTime() - this.iterationStarted;
 			long cpu = processCpuNanos() - this.cpuBefore;
+			long allocated = allocatedBytes() - this.allocatedBefore;
 			RedisTarget.Stats after = this.redis.stats();
 			long acquisitions = this.acquisitions.sum();
 			List<Result<?>> results = new ArrayList<>();
@@ -135,6 +140,7 @@ public abstract class LockBenchmark {
 				results.add(perAcquisition("commands/acq", commands, "#"));
 				results.add(perAcquisition("subscribes/acq", subscriptions, "#"));
 				results.add(perAcquisition("jvm cpu/acq", cpu / 1000.0, "us"));
+				results.add(perAcquisition("jvm alloc/acq", allocated, "B"));
 				results.add(perAcquisition("redis cpu/acq", (after.cpuSeconds() - this.statsBefore.cpuSeconds()) * 1e6,
 						"us"));
 			}
@@ -206,6 +212,19 @@ public abstract class LockBenchmark {
 	private static long processCpuNanos() {
 		return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
 			.getProcessCpuTime();
+	}
+
+	/**
+	 * Bytes allocated so far by the JVM's live threads (HotSpot's per-thread counters,
+	 * which JMH's own {@code -prof gc} reads too).
+	 */
+	private static long allocatedBytes() {
+		com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+		long total = 0;
+		for (long bytes : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+			total += Math.max(bytes, 0);
+		}
+		return total;
 	}
 
 	/** One benchmark thread: its index, and state a scenario keeps per thread. */

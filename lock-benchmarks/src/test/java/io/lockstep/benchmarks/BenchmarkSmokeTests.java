@@ -44,6 +44,7 @@ class BenchmarkSmokeTests {
 				.contains("| S1 pair · subscribes/acq | 0.00 | 0.00 |")
 				.containsPattern("\\| S1 pair · redis time/script µs \\| [0-9.,]+ \\| [0-9.,]+ \\([0-9.]+×\\) \\|")
 				.containsPattern("\\| S1 pair · jvm cpu/acq µs \\| [0-9.,]+ \\| [0-9.,]+ \\([0-9.]+×\\) \\|")
+				.containsPattern("\\| S1 pair · jvm alloc/acq B \\| [0-9.,]+ \\| [0-9.,]+ \\([0-9.]+×\\) \\|")
 				.containsPattern("\\| S3 handOff \\(shared\\) · acquisitions/s \\| – \\| [0-9.,]+ \\|")
 				.containsPattern("\\| S3 handOff \\(shared\\) · hand-off p50 µs \\| – \\| [0-9.,]+ \\|")
 				.containsPattern("\\| S3 handOff \\(shared\\) · hand-off p99 µs \\| – \\| [0-9.,]+ \\|")
