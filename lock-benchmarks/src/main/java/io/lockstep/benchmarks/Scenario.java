@@ -32,9 +32,18 @@ enum Scenario {
 		return this.contenders.contains(Contenders.of(id));
 	}
 
-	/** Whether it runs once per client mode ({@link OneKeyBenchmark}), else shared. */
+	/**
+	 * Whether it runs once per client mode (its JMH parameter {@code clients}), else
+	 * shared.
+	 */
 	boolean hasClientModes() {
-		return OneKeyBenchmark.class.isAssignableFrom(this.benchmark);
+		try {
+			this.benchmark.getField("clients");
+			return true;
+		}
+		catch (NoSuchFieldException ex) {
+			return false;
+		}
 	}
 
 	/** Whether it measures contenders ({@link LockBenchmark}): all but MACHINE. */
