@@ -77,7 +77,8 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		this.context = context;
 		this.request = request;
 		this.held = List.copyOf(held);
-		this.acquiring = request.withKeys(missing(request.id(), held));
+		// nothing held already (the usual call): the request is what it acquires
+		this.acquiring = held.isEmpty() ? request : request.withKeys(missing(request.id(), held));
 		this.id = this.acquiring.id();
 		this.inbox = inbox;
 		this.terms = leaseTerms(context, request.hold());

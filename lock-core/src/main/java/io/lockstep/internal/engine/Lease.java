@@ -1,8 +1,9 @@
 package io.lockstep.internal.engine;
 
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -85,11 +86,12 @@ final class Lease {
 	/** The local deadline and the renewal schedule. */
 	private final RenewalSchedule renewal;
 
-	private final AtomicReference<Status> status = new AtomicReference<>(new Status(State.HELD, null));
+	private final AtomicReference<Status> status = new AtomicReference<>(Status.of(State.HELD, null));
 
 	private final AtomicInteger depth = new AtomicInteger();
 
-	private final Set<CallFrame> calls = ConcurrentHashMap.newKeySet();
+	/** Nearly always one call, entered and left once: a copy-on-write set. */
+	private final Set<CallFrame> calls = new CopyOnWriteArraySet<>();
 
 	/**
 	 * @param request the request it was granted for (its keys, name and hold)
@@ -248,7 +250,7 @@ final class Lease {
 	 */
 	State beginRelease() {
 		Status current = this.status.get();
-		if (current.state() == State.HELD && this.status.compareAndSet(current, new Status(State.RELEASING, null))) {
+		if (current.state() == State.HELD && this.status.compareAndSet(current, Status.of(State.RELEASING, null))) {
 			return State.HELD;
 		}
 		return state();
@@ -278,15 +280,27 @@ final class Lease {
 
 	private boolean move(State from, State to, String why) {
 		Status current = this.status.get();
-		if (current.state() != from || !this.status.compareAndSet(current, new Status(to, why))) {
+		if (current.state() != from || !this.status.compareAndSet(current, Status.of(to, why))) {
 			return false;
 		}
 		this.transitions.ended(this, from, to, why);
 		return true;
 	}
 
-	/** A state and, once ended, why. */
+	/**
+	 * A state and, once ended, why. Without a reason, one instance per state: a lease
+	 * never returns to a state it left, so a compare-and-set on them sees no ABA.
+	 */
 	private record Status(State state, String reason) {
+
+		private static final Status[] PLAIN = Arrays.stream(State.values())
+			.map((state) -> new Status(state, null))
+			.toArray(Status[]::new);
+
+		static Status of(State state, String reason) {
+			return (reason != null) ? new Status(state, reason) : PLAIN[state.ordinal()];
+		}
+
 	}
 
 	@Override

@@ -85,6 +85,10 @@ public final class LockEngine implements AutoCloseable {
 	LeaseHandle acquire(LockRequest request) {
 		LockId id = request.id();
 		Map<String, Lease> held = heldByThisCall();
+		if (held.isEmpty()) {
+			// the call holds none of it yet (the usual case)
+			return acquired(request, List.of());
+		}
 		Set<Lease> parts = new LinkedHashSet<>();
 		boolean missing = false;
 		for (String key : id.keys()) {
@@ -100,10 +104,15 @@ public final class LockEngine implements AutoCloseable {
 		if (!missing) {
 			return new LeaseHandle(this.releases, id, new ArrayList<>(parts));
 		}
+		return acquired(request, new ArrayList<>(parts));
+	}
+
+	/** Acquires the keys of the request the call does not hold ({@code held}). */
+	private LeaseHandle acquired(LockRequest request, List<Lease> held) {
 		long start = System.nanoTime();
-		LeaseHandle acquired = new BlockingAcquirer(this.context, request, new ArrayList<>(parts)).acquire();
+		LeaseHandle acquired = new BlockingAcquirer(this.context, request, held).acquire();
 		if (acquired == null && !request.skips()) {
-			throw new LockAcquisitionException(id.display(), Duration.ofNanos(System.nanoTime() - start));
+			throw new LockAcquisitionException(request.id().display(), Duration.ofNanos(System.nanoTime() - start));
 		}
 		return acquired;
 	}

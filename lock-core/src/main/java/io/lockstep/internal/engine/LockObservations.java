@@ -70,8 +70,10 @@ final class LockObservations {
 
 	private Observation start(LockObservationDocumentation documentation, LockObservationContext.Kind kind, String key,
 			String lockName) {
-		LockObservationContext context = new LockObservationContext(kind, key, lockName);
-		return Observation.createNotStarted(documentation.getName(), () -> context, this.registry)
+		// the context is made only for a registry that observes (not for the no-op one)
+		return Observation
+			.createNotStarted(documentation.getName(), () -> new LockObservationContext(kind, key, lockName),
+					this.registry)
 			.observationConvention(this.convention)
 			.start();
 	}

@@ -2,6 +2,7 @@ package io.lockstep.internal.engine;
 
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
@@ -13,6 +14,16 @@ final class OwnerTokens {
 	private static final SecureRandom random = secureRandom();
 
 	private static final HexFormat hex = HexFormat.of();
+
+	private static final int TOKEN_BYTES = 16;
+
+	private static final int BATCH = 64;
+
+	/** Random bytes for the next tokens; guarded by itself. */
+	private static final byte[] batch = new byte[TOKEN_BYTES * BATCH];
+
+	/** Tokens taken from {@link #batch}; guarded by {@link #batch}. */
+	private static int taken = BATCH;
 
 	private OwnerTokens() {
 	}
@@ -30,9 +41,24 @@ final class OwnerTokens {
 		return hex.formatHex(nextToken());
 	}
 
+	/**
+	 * 16 bytes of the generator, drawn {@value #BATCH} tokens at a time: one call of the
+	 * generator (and one turn of its monitor) per {@value #BATCH} tokens instead of per
+	 * token — each call costs the DRBG two hashes beyond those of its output. A token's
+	 * bytes are cleared from the batch once taken.
+	 */
 	private static byte[] nextToken() {
-		byte[] token = new byte[16];
-		random.nextBytes(token);
+		byte[] token = new byte[TOKEN_BYTES];
+		synchronized (batch) {
+			if (taken == BATCH) {
+				random.nextBytes(batch);
+				taken = 0;
+			}
+			int from = taken * TOKEN_BYTES;
+			System.arraycopy(batch, from, token, 0, TOKEN_BYTES);
+			Arrays.fill(batch, from, from + TOKEN_BYTES, (byte) 0);
+			taken++;
+		}
 		return token;
 	}
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 
 /**
  * Where a lock's keys live in Redis: its stored key, fencing counter, waiter queue and
@@ -51,7 +52,22 @@ public interface KeyLayout {
 
 	/** The stored keys of the keys at the indexes. */
 	default List<String> stored(List<String> keys, List<Integer> indexes) {
-		return indexes.stream().map((index) -> stored(keys.get(index))).toList();
+		return each(keys, indexes, this::stored);
+	}
+
+	/**
+	 * {@code name} of each key at the indexes, in order (a loop: it runs on every
+	 * acquisition and release).
+	 */
+	static List<String> each(List<String> keys, List<Integer> indexes, UnaryOperator<String> name) {
+		if (indexes.size() == 1) {
+			return List.of(name.apply(keys.get(indexes.get(0))));
+		}
+		String[] names = new String[indexes.size()];
+		for (int i = 0; i < names.length; i++) {
+			names[i] = name.apply(keys.get(indexes.get(i)));
+		}
+		return List.of(names);
 	}
 
 	/**

@@ -287,9 +287,8 @@ public final class RedisStore implements LockStore {
 	private Call releaseCall(String lock, List<String> keys, List<Integer> group, String owner, boolean leave) {
 		LockScripts.Queues queues = null;
 		if (handsOff()) {
-			queues = new LockScripts.Queues(group.stream().map((i) -> this.layout.queue(keys.get(i))).toList(),
-					group.stream().map((i) -> this.layout.table(keys.get(i))).toList(),
-					group.stream().map((i) -> this.layout.fence(keys.get(i))).toList());
+			queues = new LockScripts.Queues(KeyLayout.each(keys, group, this.layout::queue),
+					KeyLayout.each(keys, group, this.layout::table), KeyLayout.each(keys, group, this.layout::fence));
 		}
 		return LockScripts.release(lock, this.layout.stored(keys, group), owner, this.publishing.command(), queues,
 				leave);
