@@ -12,10 +12,16 @@
 -- ARGV            owner token, notification, publish command (see lib-release.lua)
 -- Returns         the number of keys released or handed off; a key that expired or belongs to
 --                 another owner is left untouched, and one in its lock delay is not counted
+-- Runs after release-plain.lua, which releases a single plain key itself and passes on the
+-- value it read (plainRead).
 local n = #KEYS / 4
 local released = 0
 for i = 1, n do
   local k = {key = KEYS[i], queue = KEYS[n + i], table = KEYS[2 * n + i], counter = KEYS[3 * n + i]}
-  released = released + release(k, redis.call('GET', k.key))
+  local current = plainRead
+  if i > 1 or current == nil then
+    current = redis.call('GET', k.key)
+  end
+  released = released + release(k, current)
 end
 return released

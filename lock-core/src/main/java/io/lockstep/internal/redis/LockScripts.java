@@ -32,8 +32,8 @@ public final class LockScripts {
 			"lib-shared", "lib-queue", "acquire-shared");
 
 	/** Releases with hand-offs to the keys' queued waiters. */
-	public static final RedisScript<Long> RELEASE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",
-			"lib-release", "release");
+	public static final RedisScript<Long> RELEASE = ScriptTexts.of(Long.class, "release-plain", "lib", "lib-shared",
+			"lib-queue", "lib-release", "release");
 
 	/** A waiter gives up: it leaves the queues, and releases what it was handed. */
 	public static final RedisScript<Long> LEAVE = ScriptTexts.of(Long.class, "lib", "lib-shared", "lib-queue",

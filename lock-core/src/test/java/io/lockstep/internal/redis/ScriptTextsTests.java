@@ -90,6 +90,16 @@ class ScriptTextsTests {
 	}
 
 	@Test
+	void aPlainReleaseReturnsBeforeTheLibrariesAreDefined() {
+		String text = LockScripts.RELEASE.getScriptAsString();
+		int plainReturn = text.indexOf("return 1");
+		int firstFunction = text.indexOf("local function ");
+		assertThat(plainReturn).as("release-plain.lua's return").isPositive();
+		assertThat(plainReturn).as("the plain release returns before the first library function is defined")
+			.isLessThan(firstFunction);
+	}
+
+	@Test
 	void theReleaseScriptsStayUnder120Lines() throws IOException {
 		for (String name : List.of("release", "leave", "delete")) {
 			assertThat(file(name).lines().count()).as(name + ".lua").isLessThan(120);
