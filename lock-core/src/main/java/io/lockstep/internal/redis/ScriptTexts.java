@@ -28,9 +28,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * libraries it calls: Redis defines every function of the text again on each run, which
  * is also why the release script begins with its commonest case
  * ({@code release-plain.lua}: one plain key of its owner, deleted), which returns before
- * any library function is defined. Redis
- * numbers the lines of the whole text; {@link #explain} turns its
- * {@code user_script:<line>} back into the file and line.
+ * any library function is defined. Redis numbers the lines of the whole text;
+ * {@link #explain} turns its {@code user_script:<line>} back into the file and line.
  */
 final class ScriptTexts {
 
