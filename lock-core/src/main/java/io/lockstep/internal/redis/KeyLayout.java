@@ -14,6 +14,9 @@ import java.util.function.UnaryOperator;
  */
 public interface KeyLayout {
 
+	/** The one group of a one-key lock. */
+	List<List<Integer>> ONE_KEY = List.of(List.of(0));
+
 	/** The stored key of a lock key ({@code <key-prefix>[<name>:]<key>}). */
 	String stored(String key);
 
@@ -41,7 +44,7 @@ public interface KeyLayout {
 	/** The indexes of the keys by {@link #group}, in group order. */
 	default List<List<Integer>> groups(List<String> keys) {
 		if (keys.size() == 1) {
-			return List.of(List.of(0));
+			return ONE_KEY;
 		}
 		Map<Integer, List<Integer>> groups = new TreeMap<>();
 		for (int i = 0; i < keys.size(); i++) {

@@ -166,10 +166,10 @@ public final class RedisStore implements LockStore {
 
 	private Call acquireCall(Acquire request, List<Integer> group) {
 		List<String> keys = request.id().keys();
-		List<String> fences = group.stream().map((index) -> this.layout.fence(keys.get(index))).toList();
+		List<String> fences = KeyLayout.each(keys, group, this.layout::fence);
 		if (keys.size() > 1 && request.id().sharing().exclusive()) {
 			// a writer on each key: one that waits marks the keys readers hold
-			List<String> tables = group.stream().map((index) -> this.layout.table(keys.get(index))).toList();
+			List<String> tables = KeyLayout.each(keys, group, this.layout::table);
 			return LockScripts.acquireAll(request, this.layout.stored(keys, group), fences, tables);
 		}
 		LockScripts.QueueKeys waiter = null;
