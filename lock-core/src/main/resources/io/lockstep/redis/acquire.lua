@@ -33,11 +33,12 @@
 --                                  it: a hand-off granted after this script has a larger fencing
 --                                  token, one granted before a smaller
 -- Uncontended, this runs INCR and SET only (and HDEL with 'q'). The fencing token comes from
--- nextFence (lib.lua).
+-- nextFence (lib.lua). Runs after acquire-plain.lua, which acquires a free key itself in the
+-- commonest case and passes on the counter it incremented (plainIncr).
 
 local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local delay = tonumber(ARGV[8] or '0') or 0
-local fence = nextFence(KEYS[2])
+local fence = (plainIncr ~= nil) and fenceAfter(KEYS[2], plainIncr) or nextFence(KEYS[2])
 local cap = 0
 if maxHold > 0 then
   cap = serverMillis() + maxHold

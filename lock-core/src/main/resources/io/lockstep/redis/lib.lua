@@ -28,19 +28,23 @@ local function serverMillis()
   return millis
 end
 
--- The next fencing token from a key's counter (INCR; it never expires), strictly increasing
+-- The fencing token of a key's counter just incremented to fence (INCR; it never expires):
+-- fenceAfter; nextFence increments it. Strictly increasing
 -- for every key the counter serves. A counter that is missing (a new Redis, or one restarted
 -- without persistence) starts again at the server time in microseconds: above every token
 -- issued before, as long as fewer than a million were issued per second since it last started
 -- (and at or above a start in ms x 1000, the form earlier versions also used).
-local function nextFence(counter)
-  local fence = redis.call('INCR', counter)
+local function fenceAfter(counter, fence)
   if fence == 1 then
     local time = redis.call('TIME')
     fence = tonumber(time[1]) * 1000000 + tonumber(time[2])
     redis.call('SET', counter, string.format('%.0f', fence))
   end
   return fence
+end
+
+local function nextFence(counter)
+  return fenceAfter(counter, redis.call('INCR', counter))
 end
 
 -- Whether a value ("<owner>:...", or a writer's mark "<owner>:<expires>") is this owner's; a

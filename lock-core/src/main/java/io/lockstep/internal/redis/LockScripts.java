@@ -23,7 +23,8 @@ public final class LockScripts {
 	private LockScripts() {
 	}
 
-	public static final RedisScript<List> ACQUIRE = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire");
+	public static final RedisScript<List> ACQUIRE = ScriptTexts.of(List.class, "acquire-plain", "lib", "lib-acquire",
+			"acquire");
 
 	public static final RedisScript<List> ACQUIRE_ALL = ScriptTexts.of(List.class, "lib", "lib-acquire", "acquire-all");
 

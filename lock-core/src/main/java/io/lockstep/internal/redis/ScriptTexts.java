@@ -26,10 +26,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * embedded fallback, has no {@code FUNCTION LOAD}, so prepending is the one way to share
  * them (the one place a script is made of more than one file). A script gets only the
  * libraries it calls: Redis defines every function of the text again on each run, which
- * is also why the release script begins with its commonest case
- * ({@code release-plain.lua}: one plain key of its owner, deleted), which returns before
- * any library function is defined. Redis numbers the lines of the whole text;
- * {@link #explain} turns its {@code user_script:<line>} back into the file and line.
+ * is also why the acquire and release scripts begin with their commonest case
+ * ({@code acquire-plain.lua}: a free key; {@code release-plain.lua}: one plain key of its
+ * owner), which returns before any library function is defined. Redis numbers the lines
+ * of the whole text; {@link #explain} turns its {@code user_script:<line>} back into the
+ * file and line.
  */
 final class ScriptTexts {
 

@@ -90,13 +90,15 @@ class ScriptTextsTests {
 	}
 
 	@Test
-	void aPlainReleaseReturnsBeforeTheLibrariesAreDefined() {
-		String text = LockScripts.RELEASE.getScriptAsString();
-		int plainReturn = text.indexOf("return 1");
-		int firstFunction = text.indexOf("local function ");
-		assertThat(plainReturn).as("release-plain.lua's return").isPositive();
-		assertThat(plainReturn).as("the plain release returns before the first library function is defined")
-			.isLessThan(firstFunction);
+	void thePlainAcquireAndReleaseReturnBeforeTheLibrariesAreDefined() {
+		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE)) {
+			String text = script.getScriptAsString();
+			int plainReturn = text.indexOf("return ");
+			int firstFunction = text.indexOf("local function ");
+			assertThat(plainReturn).as("the plain path's return").isPositive();
+			assertThat(plainReturn).as("the plain path returns before the first library function is defined")
+				.isLessThan(firstFunction);
+		}
 	}
 
 	@Test
@@ -108,12 +110,13 @@ class ScriptTextsTests {
 
 	@Test
 	void aRedisErrorLineIsMappedBackToItsFile() throws IOException {
-		int lib = (int) (file("lib").lines().count() + file("lib-acquire").lines().count());
+		int plain = (int) file("acquire-plain").lines().count();
+		int lib = (int) (plain + file("lib").lines().count() + file("lib-acquire").lines().count());
 		String sha = LockScripts.ACQUIRE.getSha1();
 		String inScript = "ERR user_script:" + (lib + 5) + ": attempt to compare nil with number script: " + sha
 				+ ", on @user_script:" + (lib + 5) + ".";
 		assertThat(ScriptTexts.explain(inScript)).endsWith(" (acquire.lua:5)");
-		String inLibrary = "ERR Error running script (call to f_" + sha + "): @user_script:3: boom";
+		String inLibrary = "ERR Error running script (call to f_" + sha + "): @user_script:" + (plain + 3) + ": boom";
 		assertThat(ScriptTexts.explain(inLibrary)).endsWith(" (lib.lua:3)");
 		String other = "ERR unknown command 'FOO'";
 		assertThat(ScriptTexts.explain(other)).isEqualTo(other);

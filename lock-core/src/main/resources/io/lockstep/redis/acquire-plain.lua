@@ -1,0 +1,16 @@
+-- The uncontended acquire of one exclusive key (acquire.lua's KEYS and ARGV) in its commonest
+-- case, before the libraries are defined: no max hold, no lock delay, and not an attempt that
+-- must leave a queue entry ('q'). The fencing counter is incremented here; when the key is free
+-- (SET NX), it is the owner's with that token, as acquire.lua would set it ("<owner>:<fence>:0",
+-- exclusiveValue in lib.lua) and the reply is ACQUIRED's. Redis defines every library function
+-- again on each run, which this case then does not pay. A counter that was missing (INCR gave 1:
+-- it must be seeded, see nextFence) or a key that is taken go on to acquire.lua, which is given
+-- the counter's new value (plainIncr; nil when not incremented here).
+local plainIncr = nil
+if ARGV[3] == '0' and (ARGV[8] == nil or ARGV[8] == '0') and ARGV[4] ~= 'q' then
+  plainIncr = redis.call('INCR', KEYS[2])
+  if plainIncr > 1 and redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%.0f', plainIncr) .. ':0',
+      'NX', 'PX', ARGV[2]) then
+    return {1, plainIncr}
+  end
+end

@@ -1,0 +1,152 @@
+package io.lockstep.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lettuce.core.RedisClient;
+import io.lockstep.internal.redis.LockCommands;
+import io.lockstep.internal.redis.LockScripts;
+import io.lockstep.test.RedisNode;
+import io.lockstep.test.RedisTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code acquire.lua} and {@code release.lua} take their commonest case before their
+ * libraries are defined ({@code acquire-plain.lua}, {@code release-plain.lua}); every
+ * state they may find must end as the general path ends it. A release runs the general
+ * path when it names two keys (the second one missing), the plain one for the key alone;
+ * an acquire runs it for an attempt that leaves a queue entry ({@code 'q'}, which has
+ * none to leave here), the plain one for a first attempt ({@code 'n'}): same reply, same
+ * keys left behind, same messages published.
+ */
+@RedisTest
+class PlainScriptPathTests {
+
+	private static final String OWNER = "0123456789abcdef0123456789abcdef";
+
+	private final RedisNode redis;
+
+	private RedisClient client;
+
+	private LockCommands commands;
+
+	PlainScriptPathTests(RedisNode redis) {
+		this.redis = redis;
+	}
+
+	@BeforeEach
+	void connect() {
+		this.client = TestLocks.client(this.redis);
+		this.commands = new LockCommands(this.client, Duration.ofSeconds(2));
+		this.redis.call("FLUSHALL");
+	}
+
+	@AfterEach
+	void disconnect() {
+		this.commands.close();
+		this.client.shutdown();
+	}
+
+	@Test
+	void everyValueShapeEndsAsTheGeneralReleaseEndsIt() {
+		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
+		List<String> shapes = List.of(OWNER + ":7:0", OWNER + ":7:" + (now + 60_000), OWNER + ":7:0:w",
+				OWNER + ":7:0:500:" + (now + 60_000), OWNER + ":7:0:500:" + (now - 100),
+				OWNER + ":7:0:500:" + (now + 60_000) + ":w", "r|" + OWNER + ",7," + (now + 60_000) + ",0,0",
+				"~w:" + OWNER + ":w", OWNER.substring(0, 31) + ":7:0", OWNER + "0:7:0", "ffff:7:0", OWNER, "");
+		List<String> differences = new ArrayList<>();
+		int plainReleases = 0;
+		for (String shape : shapes) {
+			Outcome plain = release(shape, List.of("k", "q", "t", "fence"));
+			Outcome general = release(shape, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"));
+			if (!plain.equals(general)) {
+				differences.add(shape + ": plain " + plain + ", general " + general);
+			}
+			plainReleases += (plain.released() == 1 && plain.left() == null) ? 1 : 0;
+		}
+		System.out.printf("plain release: %d value shapes, %d released, %d differences%n", shapes.size(), plainReleases,
+				differences.size());
+		assertThat(differences).isEmpty();
+		// the owner's plain values (with and without a cap), its waited one (no waiter
+		// queued: deleted and published), its delayed ones whose lease lasts, its share
+		assertThat(plainReleases).isEqualTo(6);
+	}
+
+	@Test
+	void everyKeyStateIsAcquiredAsTheGeneralAcquireAcquiresIt() {
+		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
+		List<String> states = List.of("", "ffff:7:0", OWNER + ":7:0", OWNER + ":7:0:w",
+				"r|ffff,7," + (now + 60_000) + ",0,0", "s3|ffff,7," + (now + 60_000) + ",0,0", "~w:ffff:w");
+		List<String> differences = new ArrayList<>();
+		int acquired = 0;
+		for (String state : states) {
+			for (boolean counter : new boolean[] { true, false }) {
+				String plain = acquire(state, counter, "n");
+				String general = acquire(state, counter, "q");
+				if (!plain.equals(general)) {
+					differences
+						.add(state + (counter ? "" : " (no counter)") + ": plain " + plain + ", general " + general);
+				}
+				acquired += plain.startsWith("[1,") ? 1 : 0;
+			}
+		}
+		System.out.printf("plain acquire: %d key states, %d acquired, %d differences%n", states.size() * 2, acquired,
+				differences.size());
+		assertThat(differences).isEmpty();
+		// the free key and the owner's own (a retried attempt), with and without a
+		// counter
+		assertThat(acquired).isEqualTo(6);
+	}
+
+	/**
+	 * Sets the key to {@code value} (and the fencing counter to 41 when {@code counter}),
+	 * runs an attempt in {@code mode}, and reads the reply and the keys left, fencing
+	 * tokens seeded from the clock written as {@code T}.
+	 */
+	private String acquire(String value, boolean counter, String mode) {
+		this.redis.call("FLUSHALL");
+		if (!value.isEmpty()) {
+			this.redis.call("SET", "k", value, "PX", "60000");
+		}
+		if (counter) {
+			this.redis.call("SET", "fence", "41");
+		}
+		this.redis.call("CONFIG", "RESETSTAT");
+		List<Long> reply = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
+				List.of(OWNER, "30000", "0", mode, "2000", "chan", "5000", "0"), "acquire");
+		String info = (String) this.redis.call("INFO", "commandstats");
+		long pttl = (Long) this.redis.call("PTTL", "k");
+		List<Object> shown = new ArrayList<>(reply);
+		if (reply.get(0) == 0L) {
+			// the holder's remaining lease, as the reply's time left it
+			shown.set(1, (reply.get(1) > 59_000) ? "about 60 s" : reply.get(1));
+		}
+		String state = shown + " k=" + this.redis.call("GET", "k") + " pttl>29000=" + (pttl > 29_000) + " fence="
+				+ this.redis.call("GET", "fence") + " queue=" + this.redis.call("LRANGE", "q", "0", "-1") + " table="
+				+ this.redis.call("HKEYS", "t") + " published=" + info.contains("cmdstat_publish:");
+		return state.replaceAll("1[0-9]{15}", "T");
+	}
+
+	/**
+	 * Sets the key to {@code value}, releases it as the owner, and reads what is left.
+	 */
+	private Outcome release(String value, List<String> keys) {
+		this.redis.call("FLUSHALL");
+		if (!value.isEmpty()) {
+			this.redis.call("SET", "k", value, "PX", "60000");
+		}
+		this.redis.call("CONFIG", "RESETSTAT");
+		Long released = this.commands.eval(LockScripts.RELEASE, keys, List.of(OWNER), "release");
+		String info = (String) this.redis.call("INFO", "commandstats");
+		return new Outcome(released, (String) this.redis.call("GET", "k"), info.contains("cmdstat_publish:"));
+	}
+
+	private record Outcome(long released, String left, boolean published) {
+	}
+
+}
