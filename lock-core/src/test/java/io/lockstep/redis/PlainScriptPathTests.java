@@ -128,7 +128,8 @@ class PlainScriptPathTests {
 		}
 		String state = shown + " k=" + this.redis.call("GET", "k") + " pttl>29000=" + (pttl > 29_000) + " fence="
 				+ this.redis.call("GET", "fence") + " queue=" + this.redis.call("LRANGE", "q", "0", "-1") + " table="
-				+ this.redis.call("HKEYS", "t") + " published=" + info.contains("cmdstat_publish:");
+				+ this.redis.call("HKEYS", "t") + " published=" + info.contains("cmdstat_publish:") + " sets="
+				+ TestLocks.commandCalls(this.redis, "set");
 		return state.replaceAll("1[0-9]{15}", "T");
 	}
 
