@@ -45,11 +45,20 @@ class IdleTemplateTests {
 
 	@Test
 	void anIdleTemplateWakesNoThreadAndAnUncontendedPairSubscribesToNothing() throws InterruptedException {
-		try (RedisLockTemplate locks = TestLocks.template(this.client, Duration.ofSeconds(30), Duration.ofSeconds(2))) {
+		// a short lease: the watchdog makes passes while the pairs run (renewals due
+		// every
+		// 100 ms), and must stop once nothing is held
+		try (RedisLockTemplate locks = TestLocks.template(this.client, Duration.ofMillis(300),
+				Duration.ofMillis(100))) {
 			this.redis.call("CONFIG", "RESETSTAT");
 			for (int i = 0; i < 100; i++) {
 				try (LockHandle handle = locks.acquire("idle-" + (i % 10))) {
 					assertThat(handle.isHeld()).isTrue();
+					if (i % 20 == 0) {
+						// held across a renewal now and then: the watchdog renews while
+						// busy
+						Thread.sleep(150);
+					}
 				}
 			}
 			assertThat(
@@ -59,8 +68,9 @@ class IdleTemplateTests {
 				.isZero();
 			assertThat(locks.heldLocks()).isEmpty();
 			// models the time the watchdog takes for its last pass after the last lease
-			// (at most 50 ms)
-			Thread.sleep(300);
+			// (its
+			// renewal time, 100 ms, at most)
+			Thread.sleep(500);
 			Map<String, Long> before = cpuOfLibraryThreads();
 			// idle: the application does nothing for 2 s
 			Thread.sleep(2_000);
