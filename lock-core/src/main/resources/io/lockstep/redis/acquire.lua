@@ -47,8 +47,7 @@ local leaseEnd = (delay > 0) and serverMillis() + lease or 0
 -- acquire-plain.lua tried this SET NX already when it incremented a counter that was there: the
 -- key is taken
 local taken = plainIncr ~= nil and plainIncr > 1
-if not taken and redis.call('SET', KEYS[1], exclusiveValue(owner, fence, cap, delay, leaseEnd), 'NX', 'PX',
-    lease + delay) then
+if not taken and redis.call('SET', KEYS[1], exclusiveValue(owner, fence, cap, delay, leaseEnd), 'NX', 'PX', lease + delay) then
   if ARGV[4] == 'q' then
     leaveQueue(KEYS[3], KEYS[4], owner)
   end

@@ -144,11 +144,24 @@ class ScriptTests {
 		List<String> lines = text.lines().toList();
 		int line = 1 + lines
 			.indexOf(lines.stream().filter((l) -> l.contains("'NX', 'PX', lease + delay")).findFirst().orElseThrow());
-		// a lease that is not a number: arithmetic on nil where the key is set
+		// a lease that is not a number, with a max hold (not the plain path): arithmetic
+		// on nil where the key is set
+		org.assertj.core.api.Assertions.assertThatExceptionOfType(LockException.class)
+			.isThrownBy(
+					() -> this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(OWNER, "soon", "1000")))
+			.satisfies((ex) -> System.out.println("script error: " + ex.getMessage()))
+			.withMessageContaining("(acquire.lua:" + line + ")");
+		// the same in the plain path, which comes before the libraries: Redis refuses the
+		// expiry
+		String plain = new org.springframework.core.io.ClassPathResource("io/lockstep/redis/acquire-plain.lua")
+			.getContentAsString(java.nio.charset.StandardCharsets.UTF_8);
+		List<String> plainLines = plain.lines().toList();
+		int plainLine = 1 + plainLines
+			.indexOf(plainLines.stream().filter((l) -> l.contains("redis.call('SET'")).findFirst().orElseThrow());
 		org.assertj.core.api.Assertions.assertThatExceptionOfType(LockException.class)
 			.isThrownBy(() -> this.scripts.acquire(OWNER, "soon"))
 			.satisfies((ex) -> System.out.println("script error: " + ex.getMessage()))
-			.withMessageContaining("(acquire.lua:" + line + ")");
+			.withMessageContaining("(acquire-plain.lua:" + plainLine + ")");
 	}
 
 }
