@@ -1,11 +1,8 @@
 package io.lockstep.redis;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lettuce.core.RedisClient;
-import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -31,9 +28,7 @@ class PlainScriptPathTests {
 
 	private final RedisNode redis;
 
-	private RedisClient client;
-
-	private LockCommands commands;
+	private ScriptRunner scripts;
 
 	PlainScriptPathTests(RedisNode redis) {
 		this.redis = redis;
@@ -41,15 +36,12 @@ class PlainScriptPathTests {
 
 	@BeforeEach
 	void connect() {
-		this.client = TestLocks.client(this.redis);
-		this.commands = new LockCommands(this.client, Duration.ofSeconds(2));
-		this.redis.call("FLUSHALL");
+		this.scripts = new ScriptRunner(this.redis);
 	}
 
 	@AfterEach
 	void disconnect() {
-		this.commands.close();
-		this.client.shutdown();
+		this.scripts.close();
 	}
 
 	@Test
@@ -117,8 +109,8 @@ class PlainScriptPathTests {
 			this.redis.call("SET", "fence", "41");
 		}
 		this.redis.call("CONFIG", "RESETSTAT");
-		List<Long> reply = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(OWNER, "30000", "0", mode, "2000", "chan", "5000", "0"), "acquire");
+		List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
+				List.of(OWNER, "30000", "0", mode, "2000", "chan", "5000", "0"));
 		String info = (String) this.redis.call("INFO", "commandstats");
 		long pttl = (Long) this.redis.call("PTTL", "k");
 		List<Object> shown = new ArrayList<>(reply);
@@ -142,7 +134,7 @@ class PlainScriptPathTests {
 			this.redis.call("SET", "k", value, "PX", "60000");
 		}
 		this.redis.call("CONFIG", "RESETSTAT");
-		Long released = this.commands.eval(LockScripts.RELEASE, keys, List.of(OWNER), "release");
+		Long released = this.scripts.eval(LockScripts.RELEASE, keys, List.of(OWNER));
 		String info = (String) this.redis.call("INFO", "commandstats");
 		return new Outcome(released, (String) this.redis.call("GET", "k"), info.contains("cmdstat_publish:"));
 	}

@@ -139,11 +139,7 @@ class ScriptTests {
 	 */
 	@Test
 	void aScriptErrorNamesTheFileAndLine() throws Exception {
-		String text = new org.springframework.core.io.ClassPathResource("io/lockstep/redis/acquire.lua")
-			.getContentAsString(java.nio.charset.StandardCharsets.UTF_8);
-		List<String> lines = text.lines().toList();
-		int line = 1 + lines
-			.indexOf(lines.stream().filter((l) -> l.contains("'NX', 'PX', lease + delay")).findFirst().orElseThrow());
+		int line = lineOf("acquire", "'NX', 'PX', lease + delay");
 		// a lease that is not a number, with a max hold (not the plain path): arithmetic
 		// on nil where the key is set
 		org.assertj.core.api.Assertions.assertThatExceptionOfType(LockException.class)
@@ -153,15 +149,20 @@ class ScriptTests {
 			.withMessageContaining("(acquire.lua:" + line + ")");
 		// the same in the plain path, which comes before the libraries: Redis refuses the
 		// expiry
-		String plain = new org.springframework.core.io.ClassPathResource("io/lockstep/redis/acquire-plain.lua")
-			.getContentAsString(java.nio.charset.StandardCharsets.UTF_8);
-		List<String> plainLines = plain.lines().toList();
-		int plainLine = 1 + plainLines
-			.indexOf(plainLines.stream().filter((l) -> l.contains("redis.call('SET'")).findFirst().orElseThrow());
+		int plainLine = lineOf("acquire-plain", "redis.call('SET'");
 		org.assertj.core.api.Assertions.assertThatExceptionOfType(LockException.class)
 			.isThrownBy(() -> this.scripts.acquire(OWNER, "soon"))
 			.satisfies((ex) -> System.out.println("script error: " + ex.getMessage()))
 			.withMessageContaining("(acquire-plain.lua:" + plainLine + ")");
+	}
+
+	/** The number of the first line of {@code <name>.lua} that contains {@code text}. */
+	private static int lineOf(String name, String text) throws java.io.IOException {
+		List<String> lines = new org.springframework.core.io.ClassPathResource("io/lockstep/redis/" + name + ".lua")
+			.getContentAsString(java.nio.charset.StandardCharsets.UTF_8)
+			.lines()
+			.toList();
+		return 1 + lines.indexOf(lines.stream().filter((line) -> line.contains(text)).findFirst().orElseThrow());
 	}
 
 }
