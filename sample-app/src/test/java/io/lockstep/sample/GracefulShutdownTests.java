@@ -13,24 +13,39 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.lockstep.test.Eventually;
+import jakarta.servlet.ServletException;
+import org.apache.catalina.connector.Request;
+import org.apache.catalina.connector.Response;
+import org.apache.catalina.valves.ValveBase;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.tomcat.TomcatContextCustomizer;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Closing the sample while a demo request runs, as Ctrl+C does (Spring Boot's shutdown
  * hook closes the context): the web server lets the request finish with the embedded
- * Redis still up (graceful shutdown), and the embedded Redis stops after that, with the
- * application.
+ * Redis still up (graceful shutdown), its response reaches the client, and the embedded
+ * Redis stops after that, with the application.
+ * <p>
+ * The response is written out only after the servlet has returned, and Spring Boot's
+ * graceful shutdown ends as soon as no request is inside a servlet: on a loaded machine
+ * the web server sometimes stopped in between, and the client saw the connection close
+ * with no reply ({@code HTTP/1.1 header parser received no bytes}).
+ * {@link SlowResponseEnd} widens that gap to {@link SlowResponseEnd#DELAY} on every run;
+ * {@link ResponsesDrain} closes it.
  */
 class GracefulShutdownTests {
 
 	@Test
 	void theEmbeddedRedisStopsAfterTheWebServerHasDrained() throws Exception {
-		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
+		ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class,
+				SlowResponseEnd.class)
 			.properties("server.port=0", "sample.report-interval=1h", "sample.processing-time=5ms",
 					"lockstep.locks.stock.wait-time=2s")
 			.run();
@@ -62,6 +77,35 @@ class GracefulShutdownTests {
 		assertThat(response.statusCode()).as("the request in flight finished").isEqualTo(200);
 		assertThat(response.body()).contains("\"accepted\":50").contains("\"oversold\":0");
 		assertThat(redisUp).as("the embedded Redis stopped with the application").isFalse();
+	}
+
+	/**
+	 * Holds the demo's response back for {@link #DELAY} after its servlet returned,
+	 * before Tomcat writes it out.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	static class SlowResponseEnd {
+
+		static final Duration DELAY = Duration.ofMillis(250);
+
+		@Bean
+		TomcatContextCustomizer slowResponseEnd() {
+			return (context) -> context.getPipeline().addValve(new ValveBase() {
+				@Override
+				public void invoke(Request request, Response response) throws IOException, ServletException {
+					getNext().invoke(request, response);
+					if (request.getRequestURI().equals("/api/demo")) {
+						try {
+							Thread.sleep(DELAY.toMillis());
+						}
+						catch (InterruptedException ex) {
+							Thread.currentThread().interrupt();
+						}
+					}
+				}
+			});
+		}
+
 	}
 
 	/** Polls until some but not all of the demo's orders are in. */
