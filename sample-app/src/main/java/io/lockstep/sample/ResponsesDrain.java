@@ -53,7 +53,7 @@ class ResponsesDrain implements TomcatConnectorCustomizer, SmartLifecycle {
 			left = connector.getProtocolHandler().awaitConnectionsClose(left);
 		}
 		if (left <= 0) {
-			logger.info("Connections still open {} ms after the graceful shutdown (idle ones); stopping the web server",
+			logger.info("Connections still open after waiting {} ms for them to close; stopping the web server",
 					TIMEOUT.toMillis());
 		}
 	}
