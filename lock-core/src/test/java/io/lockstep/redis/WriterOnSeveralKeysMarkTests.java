@@ -109,8 +109,7 @@ class WriterOnSeveralKeysMarkTests {
 				writerThread.interrupt();
 				Throwable failure = ended.get(10, TimeUnit.SECONDS);
 				assertThat(failure).as("the interrupted writer gave up").isNotNull();
-				// the give-up's leave is sent without the interrupted thread waiting for
-				// it
+				// the leave is sent without the interrupted thread waiting for it
 				// (Releaser.land): the reader comes once it has landed
 				String mark = probe.sync().hget("lockstep:__w:doc", "~w");
 				assertThat(TestLocks.eventually(Duration.ofSeconds(10),
