@@ -161,8 +161,9 @@ final class Acquisitions {
 	 * Undoes an attempt on every node, also those that did not answer, publishing
 	 * nothing: it frees no lock that anyone waits for, and waking the other contenders of
 	 * a split vote at once would only split it again; they retry after their random
-	 * delay. Each node runs it after the attempt's own commands (one connection, in
-	 * order), however late.
+	 * delay. Each node gets it after the attempt's own command (one connection, in
+	 * order), however late, and sends its later commands once it answered
+	 * ({@link Node#undo}): the same owner's next attempt runs after it.
 	 * @return completes once every node answered (with the most keys one node freed; -1
 	 * when one refused it with an error reply), or exceptionally when one did not:
 	 * sending it again is harmless
@@ -170,7 +171,7 @@ final class Acquisitions {
 	CompletableFuture<Integer> undo(LockId id, String owner) {
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (Node node : this.nodes.all()) {
-			replies.add(node.eval(LockScripts.DELETE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
+			replies.add(node.undo(LockScripts.DELETE, id.keys(), List.of(owner, ""), this.nodes.timeout(node)));
 		}
 		// landed once every node answered: one that did not may still hold the keys
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))

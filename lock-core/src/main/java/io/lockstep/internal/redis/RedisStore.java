@@ -394,12 +394,33 @@ public final class RedisStore implements LockStore {
 						call.what());
 				attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 				if (!attempt.acquired()) {
-					undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
+					RedisStore.this.acquisitions.await(undone(), "undo " + LockScripts.quoted(this.request.id()));
 					return attempt;
 				}
 				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
 			}
 			return attempt;
+		}
+
+		/**
+		 * Undoes the groups acquired so far, completing once Redis ran every undo: the
+		 * attempt reports that a group is held only then, because the acquisition's next
+		 * attempt, under the same owner token, must not run before an undo of this one.
+		 * The order of one connection is not enough: a script Redis does not have cached
+		 * ({@code NOSCRIPT}: its first run on a node, a restart, a failover, a
+		 * {@code SCRIPT FLUSH}) runs one round trip late, after what was sent behind it.
+		 * Fails when an undo fails or is not answered within the command timeout; the
+		 * caller then undoes the groups again.
+		 */
+		private CompletableFuture<Void> undone() {
+			String what = "undo " + LockScripts.quoted(this.request.id());
+			List<CompletableFuture<Object>> undos = new ArrayList<>();
+			for (List<String> stored : this.acquired) {
+				Call call = LockScripts.undo(LockScripts.quoted(this.request.id()), stored, this.request.owner(),
+						this.publish);
+				undos.add(RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), what));
+			}
+			return CompletableFuture.allOf(undos.toArray(CompletableFuture[]::new));
 		}
 
 		/**
@@ -415,8 +436,7 @@ public final class RedisStore implements LockStore {
 			return sent.thenCompose((reply) -> {
 				Attempt attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 				if (!attempt.acquired()) {
-					undo(this.request.id(), this.acquired, this.request.owner(), this.publish);
-					return CompletableFuture.completedFuture(attempt);
+					return undone().thenApply((done) -> attempt);
 				}
 				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
 				return (index + 1 == this.groups.size()) ? CompletableFuture.completedFuture(attempt) : from(index + 1);
