@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongUnaryOperator;
@@ -41,6 +42,12 @@ final class Acquisitions {
 
 	private final LongUnaryOperator drift;
 
+	/**
+	 * By owner token, the undo of its last failed attempt, one reply per node, until its
+	 * next attempt ({@link #abandonUndo}) or until every node answered.
+	 */
+	private final Map<String, List<CompletableFuture<Long>>> undos = new ConcurrentHashMap<>();
+
 	Acquisitions(Nodes nodes, String fenceKey, RedlockSettings settings, LongUnaryOperator drift) {
 		this.nodes = nodes;
 		this.quorum = nodes.quorum();
@@ -58,11 +65,12 @@ final class Acquisitions {
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
 				this.settings.requirePersistence() ? "1" : "0", "0", Long.toString(delayMillis));
-		Votes<NodeVote> votes = this.nodes.await(
-				Votes.gather(this.nodes.each((node) -> node
-					.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))
-					.thenApply((reply) -> NodeVote.of(reply, id.size()))), this::acquireDecided),
-				"acquire '" + id.display() + "'");
+		abandonUndo(owner);
+		List<CompletableFuture<List<?>>> sent = this.nodes
+			.each((node) -> node.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node)));
+		Votes<NodeVote> votes = this.nodes.await(Votes.gather(
+				sent.stream().map((reply) -> reply.thenApply((list) -> NodeVote.of(list, id.size()))).toList(),
+				this::acquireDecided), "acquire '" + id.display() + "'");
 		for (int i = 0; i < votes.size(); i++) {
 			if (votes.answered(i)) {
 				this.nodes.get(i).refusing(votes.value(i).refused());
@@ -79,8 +87,28 @@ final class Acquisitions {
 			logger.debug("Redlock acquire of '{}' granted by a quorum but not valid: {} fences raised, validity {} ns",
 					id.display(), raised, validity);
 		}
-		undo(id, owner);
+		// a node that has not answered yet sends no retry of it (EVAL after NOSCRIPT)
+		// after the undo
+		sent.forEach((reply) -> reply.cancel(false));
+		List<CompletableFuture<Long>> undo = undoEach(id, owner);
+		this.undos.put(owner, undo);
+		CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
+			.whenComplete((done, failure) -> this.undos.remove(owner, undo));
 		return notAcquired(id, votes);
+	}
+
+	/**
+	 * Before the owner's next attempt: its last undo is sent already, and a part of it
+	 * not sent yet is dropped (the reply of each node cancelled). That part is an undo a
+	 * node refused {@code NOSCRIPT} and would get again with its text, one round trip
+	 * late, after this attempt: it would undo this attempt. Dropped, it leaves at most a
+	 * key of the owner's, which this attempt takes again or its end undoes.
+	 */
+	private void abandonUndo(String owner) {
+		List<CompletableFuture<Long>> undo = this.undos.remove(owner);
+		if (undo != null) {
+			undo.forEach((reply) -> reply.cancel(false));
+		}
 	}
 
 	/** A quorum granted it, or a quorum is held by others (one owner or several). */
@@ -162,22 +190,26 @@ final class Acquisitions {
 	 * nothing: it frees no lock that anyone waits for, and waking the other contenders of
 	 * a split vote at once would only split it again; they retry after their random
 	 * delay. Each node gets it after the attempt's own command (one connection, in
-	 * order), however late, and sends its later commands once it answered
-	 * ({@link Node#undo}): the same owner's next attempt runs after it.
+	 * order), however late; a failed attempt cancels its replies still on their way
+	 * first, so that none is sent again after it ({@code NOSCRIPT}), and the owner's next
+	 * attempt drops what is left of its undo ({@link #abandonUndo}).
 	 * @return completes once every node answered (with the most keys one node freed; -1
 	 * when one refused it with an error reply), or exceptionally when one did not:
 	 * sending it again is harmless
 	 */
 	CompletableFuture<Integer> undo(LockId id, String owner) {
-		List<CompletableFuture<Long>> replies = new ArrayList<>();
-		for (Node node : this.nodes.all()) {
-			replies.add(node.undo(LockScripts.DELETE, id.keys(), List.of(owner, ""), this.nodes.timeout(node)));
-		}
+		List<CompletableFuture<Long>> replies = undoEach(id, owner);
 		// landed once every node answered: one that did not may still hold the keys
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
 			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).max().orElse(0))
 			.exceptionallyCompose((failure) -> LockCommands.refused(failure) ? CompletableFuture.completedFuture(-1)
 					: CompletableFuture.failedFuture(failure));
+	}
+
+	/** The undo's reply of each node, in the nodes' order. */
+	private List<CompletableFuture<Long>> undoEach(LockId id, String owner) {
+		return this.nodes.each(
+				(node) -> node.eval(LockScripts.DELETE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
 	}
 
 	private List<String> withFenceKeys(LockId id) {

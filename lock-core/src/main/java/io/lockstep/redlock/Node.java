@@ -25,13 +25,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Commands never block the caller: until the connection is open they queue, in order, on
  * a connecting thread, so that a node that is down or paused while connecting only costs
  * its own vote. Commands to one node reach it in the order they were sent (one
- * connection, one queue). A command whose caller stopped waiting is dropped before it is
- * sent, except a release, which is always sent; an acquire whose caller stopped waiting
- * is not sent again after a {@code NOSCRIPT}, so the release that undoes it runs after
- * it. A script the node does not have cached ({@code NOSCRIPT}: its first run there, a
- * restart, {@code SCRIPT FLUSH}) runs one round trip late, after commands sent behind it;
- * so the node's commands sent after an {@link #undo} wait until it answered (or timed
- * out): the same owner's next attempt must not run before it.
+ * connection, one queue). A command whose caller stopped waiting (its reply timed out or
+ * was cancelled) is dropped before it is sent, and not sent again after a
+ * {@code NOSCRIPT}; a release is always sent. A script the node does not have cached
+ * ({@code NOSCRIPT}: its first run there, a restart, {@code SCRIPT FLUSH}) runs one round
+ * trip late, after commands sent behind it: where that order matters, the sender cancels
+ * the earlier reply before it sends what follows ({@link Acquisitions}).
  */
 final class Node implements AutoCloseable {
 
@@ -78,35 +77,26 @@ final class Node implements AutoCloseable {
 			run((commands) -> {
 				commands.open();
 				return CompletableFuture.completedFuture(null);
-			}, false, false, this.commands.timeout());
+			}, false, this.commands.timeout());
 		}
 	}
 
 	/** Runs a script on this node; the reply fails after {@code timeout}. */
 	<T> CompletableFuture<T> eval(RedisScript<?> script, List<String> keys, List<String> args, boolean always,
 			Duration timeout) {
-		return run((commands) -> commands.evalAsync(script, keys, args), always, false, timeout);
-	}
-
-	/**
-	 * Runs a script that undoes an attempt, always sent; the node's later commands are
-	 * sent once it answered or {@code timeout} passed.
-	 */
-	CompletableFuture<Long> undo(RedisScript<?> script, List<String> keys, List<String> args, Duration timeout) {
-		return run((commands) -> commands.evalAsync(script, keys, args), true, true, timeout);
+		return run((commands) -> commands.evalAsync(script, keys, args), always, timeout);
 	}
 
 	CompletableFuture<Long> pttl(String key, Duration timeout) {
-		return run((commands) -> commands.pttlAsync(key), false, false, timeout);
+		return run((commands) -> commands.pttlAsync(key), false, timeout);
 	}
 
 	/**
 	 * @param always whether to send the command even when its caller stopped waiting (a
 	 * release)
-	 * @param first whether the node's later commands wait for its reply (or its timeout)
 	 */
 	private <T> CompletableFuture<T> run(Function<LockCommands, CompletableFuture<T>> command, boolean always,
-			boolean first, Duration timeout) {
+			Duration timeout) {
 		CompletableFuture<T> reply = new CompletableFuture<>();
 		synchronized (this) {
 			if (this.queue.isDone() && this.commands.isConnected()) {
@@ -120,12 +110,8 @@ final class Node implements AutoCloseable {
 					return null;
 				}, this.connector);
 			}
-			reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
-			if (first) {
-				this.queue = CompletableFuture.allOf(this.queue, reply).handle((done, failure) -> null);
-			}
 		}
-		return reply;
+		return reply.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
 	}
 
 	private <T> void send(Function<LockCommands, CompletableFuture<T>> command, CompletableFuture<T> reply) {
@@ -145,9 +131,14 @@ final class Node implements AutoCloseable {
 				reply.complete(value);
 			}
 		});
-		// a reply that timed out ends the command too, so that no retry (EVAL after
-		// NOSCRIPT) is sent after the caller gave up
-		reply.whenComplete((value, failure) -> sent.cancel(false));
+		// a reply that timed out or was cancelled ends the command too, under the lock
+		// the retry (EVAL after NOSCRIPT) is sent under: none is sent once the caller
+		// gave up, and one being sent is on the connection before the caller goes on
+		reply.whenComplete((value, failure) -> {
+			synchronized (sent) {
+				sent.cancel(false);
+			}
+		});
 	}
 
 	// --- release notifications
@@ -184,7 +175,7 @@ final class Node implements AutoCloseable {
 	 * @return completes with the answer, or fails after {@code timeout}
 	 */
 	CompletableFuture<Boolean> checkPersistence(Duration timeout) {
-		return this.<String>run((commands) -> commands.infoAsync("persistence"), false, false, timeout)
+		return this.<String>run((commands) -> commands.infoAsync("persistence"), false, timeout)
 			.thenApply((info) -> info.contains("aof_enabled:1"))
 			.whenComplete((persists, failure) -> {
 				if (failure == null) {
