@@ -1,6 +1,7 @@
 package io.lockstep.redis;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,6 +13,7 @@ import io.lockstep.LockHandle;
 import io.lockstep.LockLostEvent;
 import io.lockstep.ReactiveLockTemplate;
 import io.lockstep.internal.engine.ReactiveLocks;
+import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.Eventually;
 import io.lockstep.test.RedisFixture;
 import io.lockstep.test.RedisNode;
@@ -22,6 +24,8 @@ import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+
+import org.springframework.data.redis.core.script.RedisScript;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -120,6 +124,51 @@ class ReactiveCancellationTests {
 			return true;
 		}
 
+	}
+
+	/**
+	 * A subscription cancelled while its attempt is on its way, Redis paused 40 ms and
+	 * without the acquire script cached (every other script is): Redis refuses the
+	 * attempt {@code NOSCRIPT} after the pause, runs the cancel's leave, and must not get
+	 * the attempt again with its text after that (it would take the key for a token
+	 * nobody holds, for a whole lease).
+	 */
+	@Test
+	void aSubscriptionCancelledWhileItsAttemptIsRefusedNoscriptLeavesNoKey(RedisFixture fixture) {
+		RedisNode redis = fixture.standalone();
+		RedisClient client = TestLocks.client(redis);
+		try (RedisLockTemplate locks = TestLocks.builder(client)
+			.leaseTime(Duration.ofSeconds(30))
+			.waitTime(Duration.ofSeconds(5))
+			.build()) {
+			TestLocks.warmUp(locks);
+			List<String> leftBehind = new ArrayList<>();
+			for (int round = 0; round < 10; round++) {
+				String key = "cancelled-noscript-" + round;
+				redis.call("SCRIPT", "FLUSH");
+				for (RedisScript<?> script : List.of(LockScripts.RELEASE, LockScripts.LEAVE, LockScripts.DELETE,
+						LockScripts.RENEW, LockScripts.KEEP, LockScripts.CHECK)) {
+					redis.call("SCRIPT", "LOAD", script.getScriptAsString());
+				}
+				redis.call("CLIENT", "PAUSE", "40", "ALL");
+				// the attempt is on its way when subscribe returns; the cancel sends the
+				// leave before dispose returns
+				Disposable subscription = reactive(locks).execute(key, (lock) -> Mono.never()).subscribe();
+				subscription.dispose();
+				// on the lock's own connection: the first answer comes after the
+				// attempt's NOSCRIPT, so the second is asked after any retry of it
+				locks.isLocked(key);
+				if (locks.isLocked(key)) {
+					leftBehind.add(key + " (" + redis.call("PTTL", "lockstep:" + key) + " ms left)");
+				}
+			}
+			System.out.printf("reactive subscriptions cancelled while their attempt was refused NOSCRIPT: %d of 10 "
+					+ "left their key held %s%n", leftBehind.size(), leftBehind);
+			assertThat(leftBehind).isEmpty();
+		}
+		finally {
+			client.shutdown();
+		}
 	}
 
 	/**

@@ -215,8 +215,12 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		}
 	}
 
-	/** Sends the attempt; its reply (or failure) as an event. */
-	CompletableFuture<Acquisition.Event> attemptAsync(Acquisition.Send send, Executor blocking) {
+	/**
+	 * Sends the attempt; its reply (or failure) goes to {@code events} as an event.
+	 * @return the attempt on its way: cancelling it drops what the store has not sent
+	 * (see {@link LockStore#acquireAsync})
+	 */
+	CompletableFuture<?> attemptAsync(Acquisition.Send send, Executor blocking, Consumer<Acquisition.Event> events) {
 		CompletableFuture<LockStore.Attempt> reply;
 		try {
 			reply = this.context.store().acquireAsync(attemptOf(send), blocking);
@@ -224,8 +228,11 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		catch (RuntimeException ex) {
 			reply = CompletableFuture.failedFuture(ex);
 		}
-		return reply.handle((attempt, failure) -> (failure == null) ? replied(attempt)
-				: new Acquisition.AttemptFailed(asLockException(failure)));
+		reply
+			.handle((attempt, failure) -> (failure == null) ? replied(attempt)
+					: new Acquisition.AttemptFailed(asLockException(failure)))
+			.thenAccept(events);
+		return reply;
 	}
 
 	private LockStore.Acquire attemptOf(Acquisition.Send send) {

@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockstep.LockException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +41,9 @@ final class AsyncAcquirer {
 	// touched only by the drainer
 
 	private ScheduledFuture<?> timer;
+
+	/** The attempt on its way, if any: an abort cancels it before it undoes it. */
+	private @Nullable CompletableFuture<?> attempt;
 
 	private long timerNumber;
 
@@ -120,6 +124,9 @@ final class AsyncAcquirer {
 		do {
 			Acquisition.Event event = this.inbox.poll();
 			if (event != null) {
+				if (event instanceof Acquisition.Aborted) {
+					dropAttempt();
+				}
 				try {
 					safely(this.run.feed(event));
 				}
@@ -145,6 +152,7 @@ final class AsyncAcquirer {
 	private void abort(Throwable failure) {
 		try {
 			if (!this.run.ended()) {
+				dropAttempt();
 				this.run.feed(new Acquisition.Aborted(AcquisitionRun.asLockException(failure))).ifPresent(this::act);
 			}
 			else {
@@ -167,7 +175,7 @@ final class AsyncAcquirer {
 	private void act(Acquisition.Effect action) {
 		if (action instanceof Acquisition.Send send) {
 			cancelTimer();
-			this.run.attemptAsync(send, this.threads.workers()).thenAccept(this::post);
+			this.attempt = this.run.attemptAsync(send, this.threads.workers(), this::post);
 		}
 		else if (action instanceof Acquisition.Register register) {
 			cancelTimer();
@@ -190,6 +198,18 @@ final class AsyncAcquirer {
 		this.timerNumber = wait.timer();
 		this.timer = this.threads.schedule(() -> post(new Acquisition.TimerFired(wait.timer())),
 				wait.untilNanos() - System.nanoTime());
+	}
+
+	/**
+	 * Before an abort: the attempt on its way sends nothing more (no later group, no
+	 * script again after a {@code NOSCRIPT}), so the abort's undo runs after all of it.
+	 * Its reply then comes as a failure, which the ended acquisition ignores.
+	 */
+	private void dropAttempt() {
+		if (this.attempt != null) {
+			this.attempt.cancel(false);
+			this.attempt = null;
+		}
 	}
 
 	private void cancelTimer() {

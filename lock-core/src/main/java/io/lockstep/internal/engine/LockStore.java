@@ -31,7 +31,10 @@ public interface LockStore extends AutoCloseable {
 	 * command timeout, like the blocking attempt). It may complete on the storage
 	 * client's I/O thread: the engine moves on to its own threads before running anything
 	 * else. The default runs the blocking attempt on {@code blocking}, a thread of the
-	 * engine that may block; stores with an asynchronous client override it.
+	 * engine that may block; stores with an asynchronous client override it. The engine
+	 * cancels the future before it undoes an attempt it gave up: a store that can drops
+	 * then what it has not sent (the Redis store: a later slot's script, a script sent
+	 * again after {@code NOSCRIPT}), so that the undo runs after all of the attempt.
 	 * @param blocking where the default runs the blocking attempt
 	 */
 	default CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {

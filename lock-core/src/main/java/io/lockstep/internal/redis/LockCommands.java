@@ -128,7 +128,9 @@ public final class LockCommands implements AutoCloseable {
 	 * Runs a script without blocking, bounded like {@link #eval}: the future fails with a
 	 * {@link LockException} when Redis fails or does not answer within the command
 	 * timeout (a command still waiting for the connection then is never sent, as in
-	 * {@link #await}). It may complete on the client's I/O thread.
+	 * {@link #await}). Cancelling the future drops the command the same way: not sent if
+	 * still waiting for the connection, and not sent again after a {@code NOSCRIPT}. It
+	 * may complete on the client's I/O thread.
 	 */
 	public <T> CompletableFuture<T> evalBounded(RedisScript<?> script, List<String> keys, List<String> args,
 			String what) {
@@ -155,6 +157,13 @@ public final class LockCommands implements AutoCloseable {
 			else {
 				result.completeExceptionally(new LockException(
 						"Redis failed to " + what + ": " + ScriptTexts.explain(failure.getMessage()), failure));
+			}
+		});
+		result.whenComplete((value, failure) -> {
+			if (result.isCancelled()) {
+				synchronized (reply) {
+					reply.cancel(false);
+				}
 			}
 		});
 		return result;
@@ -254,7 +263,9 @@ public final class LockCommands implements AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			future.cancel(false);
+			synchronized (future) {
+				future.cancel(false);
+			}
 			throw new LockException("Interrupted while waiting for Redis to " + what, ex);
 		}
 	}

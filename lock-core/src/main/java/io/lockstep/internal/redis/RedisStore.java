@@ -3,6 +3,7 @@ package io.lockstep.internal.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -14,6 +15,7 @@ import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
 import io.lockstep.internal.engine.Storage;
 import io.lockstep.internal.redis.LockScripts.Call;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Redis store of a single master (standalone, or the master Sentinel points to) and
@@ -127,8 +129,10 @@ public final class RedisStore implements LockStore {
 	/**
 	 * The scripts, group by group in group order, by the client's asynchronous API; with
 	 * the replica check, the {@code WAIT} that follows a grant runs on {@code blocking}.
-	 * On a Cluster, the very first use asks the server's version (blocking) and so runs
-	 * on {@code blocking}.
+	 * Cancelling the future drops what was not sent: no later group, no script sent again
+	 * after a {@code NOSCRIPT} (the caller's undo, sent after the cancel, would run
+	 * before it). On a Cluster, the very first use asks the server's version (blocking)
+	 * and so runs on {@code blocking}.
 	 */
 	@Override
 	public CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {
@@ -136,16 +140,21 @@ public final class RedisStore implements LockStore {
 		if (publish == null) {
 			return LockStore.super.acquireAsync(request, blocking);
 		}
-		CompletableFuture<Attempt> reply = attempt(groupAttempt(request, publish));
-		if (this.replicaCheck.acks() == 0) {
-			return reply;
-		}
-		return reply.thenApplyAsync((result) -> {
-			if (result.acquired()) {
-				confirmReplicated(request);
+		GroupAttempt groups = groupAttempt(request, publish);
+		CompletableFuture<Attempt> reply = attempt(groups);
+		CompletableFuture<Attempt> result = (this.replicaCheck.acks() == 0) ? reply
+				: reply.thenApplyAsync((attempt) -> {
+					if (attempt.acquired()) {
+						confirmReplicated(request);
+					}
+					return attempt;
+				}, blocking);
+		result.whenComplete((attempt, failure) -> {
+			if (result.isCancelled()) {
+				groups.abandon();
 			}
-			return result;
-		}, blocking);
+		});
+		return result;
 	}
 
 	/**
@@ -359,6 +368,12 @@ public final class RedisStore implements LockStore {
 		/** The stored keys of the groups acquired so far. */
 		private final List<List<String>> acquired = new ArrayList<>();
 
+		/** The group's script on its way ({@link #from}); guarded by {@code this}. */
+		private @Nullable CompletableFuture<?> current;
+
+		/** The caller gave up ({@link #abandon}); guarded by {@code this}. */
+		private boolean abandoned;
+
 		GroupAttempt(Acquire request, String publish) {
 			this.request = request;
 			this.publish = publish;
@@ -403,6 +418,19 @@ public final class RedisStore implements LockStore {
 		}
 
 		/**
+		 * The caller gave up: no later group is sent, and the one on its way is not sent
+		 * again after a {@code NOSCRIPT}.
+		 */
+		void abandon() {
+			synchronized (this) {
+				this.abandoned = true;
+				if (this.current != null) {
+					this.current.cancel(false);
+				}
+			}
+		}
+
+		/**
 		 * Undoes the groups acquired so far, completing once Redis ran every undo: the
 		 * attempt reports that a group is held only then, because the acquisition's next
 		 * attempt, under the same owner token, must not run before an undo of this one.
@@ -430,9 +458,15 @@ public final class RedisStore implements LockStore {
 		CompletableFuture<Attempt> from(int index) {
 			List<Integer> group = this.groups.get(index);
 			Call call = acquireCall(this.request, group);
-			// never blocks
-			CompletableFuture<List<Long>> sent = RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(),
-					call.args(), call.what());
+			CompletableFuture<List<Long>> sent;
+			synchronized (this) {
+				if (this.abandoned) {
+					return CompletableFuture.failedFuture(new CancellationException("abandoned"));
+				}
+				// never blocks
+				sent = RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), call.what());
+				this.current = sent;
+			}
 			return sent.thenCompose((reply) -> {
 				Attempt attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 				if (!attempt.acquired()) {
