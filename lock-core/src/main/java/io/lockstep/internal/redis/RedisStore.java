@@ -111,13 +111,13 @@ public final class RedisStore implements LockStore {
 	 */
 	@Override
 	public Attempt acquire(Acquire request) {
-		GroupAttempt groups = groupAttempt(request, this.publishing.command());
+		GroupAttempt groups = new GroupAttempt(request, this.publishing.command());
 		Attempt attempt;
 		try {
 			attempt = groups.await();
 		}
 		catch (RuntimeException ex) {
-			undo(request.id(), groups.acquired(), request.owner(), groups.publish());
+			groups.undone();
 			throw ex;
 		}
 		if (attempt.acquired()) {
@@ -140,7 +140,7 @@ public final class RedisStore implements LockStore {
 		if (publish == null) {
 			return LockStore.super.acquireAsync(request, blocking);
 		}
-		GroupAttempt groups = groupAttempt(request, publish);
+		GroupAttempt groups = new GroupAttempt(request, publish);
 		CompletableFuture<Attempt> reply = attempt(groups);
 		CompletableFuture<Attempt> result = (this.replicaCheck.acks() == 0) ? reply
 				: reply.thenApplyAsync((attempt) -> {
@@ -164,13 +164,9 @@ public final class RedisStore implements LockStore {
 	private CompletableFuture<Attempt> attempt(GroupAttempt attempt) {
 		return attempt.from(0).whenComplete((result, failure) -> {
 			if (failure != null) {
-				undo(attempt.request().id(), attempt.acquired(), attempt.request().owner(), attempt.publish());
+				attempt.undone();
 			}
 		});
-	}
-
-	private GroupAttempt groupAttempt(Acquire request, String publish) {
-		return new GroupAttempt(request, publish);
 	}
 
 	private Call acquireCall(Acquire request, List<Integer> group) {
@@ -188,13 +184,6 @@ public final class RedisStore implements LockStore {
 					this.layout.handOffChannel(key, this.clientId));
 		}
 		return LockScripts.acquire(request, this.layout.stored(keys, group), fences, waiter, handsOff());
-	}
-
-	/** Deletes the groups an attempt acquired before it failed; wakes nobody. */
-	private void undo(LockId id, List<List<String>> acquired, String owner, String publish) {
-		for (List<String> stored : acquired) {
-			send(this.acquisitions, LockScripts.undo(LockScripts.quoted(id), stored, owner, publish));
-		}
 	}
 
 	/**
@@ -244,16 +233,9 @@ public final class RedisStore implements LockStore {
 
 	@Override
 	public int release(Release request) {
-		LockId id = request.id();
-		String lock = LockScripts.quoted(id);
 		int count = 0;
-		for (List<Integer> group : this.layout.groups(id.keys())) {
-			List<String> stored = this.layout.stored(id.keys(), group);
-			Call call = switch (request.mode()) {
-				case KEEP -> LockScripts.keep(lock, stored, request.owner(), request.keepMillis());
-				case RELEASE, UNDO -> releaseCall(lock, id.keys(), group, request.owner(), false);
-				case LEAVE -> releaseCall(lock, id.keys(), group, request.owner(), true);
-			};
+		for (List<Integer> group : this.layout.groups(request.id().keys())) {
+			Call call = releaseCall(request, group);
 			if (request.waits()) {
 				Long answer = this.commands.eval(call.script(), call.keys(), call.args(), call.what());
 				count += answer.intValue();
@@ -273,17 +255,10 @@ public final class RedisStore implements LockStore {
 	 */
 	@Override
 	public CompletableFuture<Integer> send(Release request) {
-		LockId id = request.id();
-		String lock = LockScripts.quoted(id);
 		LockCommands connection = request.waits() ? this.commands : this.acquisitions;
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
-		for (List<Integer> group : this.layout.groups(id.keys())) {
-			Call call = switch (request.mode()) {
-				case KEEP ->
-					LockScripts.keep(lock, this.layout.stored(id.keys(), group), request.owner(), request.keepMillis());
-				case RELEASE, UNDO -> releaseCall(lock, id.keys(), group, request.owner(), false);
-				case LEAVE -> releaseCall(lock, id.keys(), group, request.owner(), true);
-			};
+		for (List<Integer> group : this.layout.groups(request.id().keys())) {
+			Call call = releaseCall(request, group);
 			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.what()));
 		}
 		// an error reply is an answer: refused again if sent again (-1)
@@ -293,14 +268,20 @@ public final class RedisStore implements LockStore {
 					: CompletableFuture.failedFuture(failure));
 	}
 
-	private Call releaseCall(String lock, List<String> keys, List<Integer> group, String owner, boolean leave) {
+	/** The script of a release, keep, leave or undo for one group of its keys. */
+	private Call releaseCall(Release request, List<Integer> group) {
+		String lock = LockScripts.quoted(request.id());
+		List<String> keys = request.id().keys();
+		if (request.mode() == Release.Mode.KEEP) {
+			return LockScripts.keep(lock, this.layout.stored(keys, group), request.owner(), request.keepMillis());
+		}
 		LockScripts.Queues queues = null;
 		if (handsOff()) {
 			queues = new LockScripts.Queues(KeyLayout.each(keys, group, this.layout::queue),
 					KeyLayout.each(keys, group, this.layout::table), KeyLayout.each(keys, group, this.layout::fence));
 		}
-		return LockScripts.release(lock, this.layout.stored(keys, group), owner, this.publishing.command(), queues,
-				leave);
+		return LockScripts.release(lock, this.layout.stored(keys, group), request.owner(), this.publishing.command(),
+				queues, request.mode() == Release.Mode.LEAVE);
 	}
 
 	@Override
@@ -381,18 +362,6 @@ public final class RedisStore implements LockStore {
 			this.fences = new long[request.id().size()];
 		}
 
-		Acquire request() {
-			return this.request;
-		}
-
-		String publish() {
-			return this.publish;
-		}
-
-		List<List<String>> acquired() {
-			return this.acquired;
-		}
-
 		/**
 		 * The attempt on the caller's thread, group by group: each script is sent and its
 		 * reply waited for there, at most the command timeout, so that no timer task is
@@ -438,7 +407,8 @@ public final class RedisStore implements LockStore {
 		 * ({@code NOSCRIPT}: its first run on a node, a restart, a failover, a
 		 * {@code SCRIPT FLUSH}) runs one round trip late, after what was sent behind it.
 		 * Fails when an undo fails or is not answered within the command timeout; the
-		 * caller then undoes the groups again.
+		 * attempt then fails, and the acquisition undoes the whole lock. An attempt that
+		 * fails otherwise sends it without waiting. Wakes nobody.
 		 */
 		private CompletableFuture<Void> undone() {
 			String what = "undo " + LockScripts.quoted(this.request.id());
