@@ -4,11 +4,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongUnaryOperator;
+import java.util.function.Supplier;
 
 import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockStore.Attempt;
@@ -61,13 +63,34 @@ final class Acquisitions {
 	 * @param delayMillis the lock delay each node stores with its grant, or 0
 	 */
 	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis) {
+		return attempt(id, owner, leaseMillis, maxHoldMillis, delayMillis, new Sending());
+	}
+
+	/**
+	 * One attempt on every node at once, its commands sent through {@code sending}:
+	 * whatever way it ends (granted, refused, failed, interrupted, or dropped by its
+	 * caller), the commands still on their way are dropped before anything follows them,
+	 * so that none is sent again after a {@code NOSCRIPT} behind the owner's undo or
+	 * release.
+	 */
+	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis, Sending sending) {
+		try {
+			return attemptOnce(id, owner, leaseMillis, maxHoldMillis, delayMillis, sending);
+		}
+		finally {
+			sending.drop();
+		}
+	}
+
+	private Attempt attemptOnce(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis,
+			Sending sending) {
 		long start = System.nanoTime();
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
 				this.settings.requirePersistence() ? "1" : "0", "0", Long.toString(delayMillis));
 		abandonUndo(owner);
-		List<CompletableFuture<List<?>>> sent = this.nodes
-			.each((node) -> node.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node)));
+		List<CompletableFuture<List<?>>> sent = this.nodes.each((node) -> sending
+			.send(() -> node.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))));
 		Votes<NodeVote> votes = this.nodes.await(Votes.gather(
 				sent.stream().map((reply) -> reply.thenApply((list) -> NodeVote.of(list, id.size()))).toList(),
 				this::acquireDecided), "acquire '" + id.display() + "'");
@@ -78,7 +101,7 @@ final class Acquisitions {
 		}
 		if (votes.count(NodeVote::acquired) >= this.quorum) {
 			long[] tokens = highestTokens(votes, id.size());
-			int raised = raiseFences(id, owner, tokens, votes);
+			int raised = raiseFences(id, owner, tokens, votes, sending);
 			long leaseNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis);
 			long validity = leaseNanos - (System.nanoTime() - start) - this.drift.applyAsLong(leaseNanos);
 			if (raised >= this.quorum && validity > 0) {
@@ -89,7 +112,7 @@ final class Acquisitions {
 		}
 		// a node that has not answered yet sends no retry of it (EVAL after NOSCRIPT)
 		// after the undo
-		sent.forEach((reply) -> reply.cancel(false));
+		sending.drop();
 		List<CompletableFuture<Long>> undo = undoEach(id, owner);
 		this.undos.put(owner, undo);
 		CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
@@ -135,7 +158,7 @@ final class Acquisitions {
 	 * still holds the owner's token.
 	 * @return the nodes that confirmed it
 	 */
-	private int raiseFences(LockId id, String owner, long[] tokens, Votes<NodeVote> granted) {
+	private int raiseFences(LockId id, String owner, long[] tokens, Votes<NodeVote> granted, Sending sending) {
 		List<String> args = new ArrayList<>();
 		args.add(owner);
 		for (long token : tokens) {
@@ -144,8 +167,10 @@ final class Acquisitions {
 		List<String> keys = withFenceKeys(id);
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (int i = 0; i < this.nodes.size(); i++) {
+			Node node = this.nodes.get(i);
 			replies.add((granted.answered(i) && granted.value(i).acquired())
-					? this.nodes.get(i).eval(LockScripts.RAISE_FENCE, keys, args, false, this.nodes.nodeTimeout())
+					? sending.send(
+							() -> node.<Long>eval(LockScripts.RAISE_FENCE, keys, args, false, this.nodes.nodeTimeout()))
 					: CompletableFuture.completedFuture(0L));
 		}
 		Votes<Long> raised = this.nodes.await(
@@ -216,6 +241,42 @@ final class Acquisitions {
 		List<String> keys = new ArrayList<>(id.keys());
 		id.keys().forEach((key) -> keys.add(this.fenceKey));
 		return keys;
+	}
+
+	/**
+	 * The commands of one attempt on their way. Dropping them (at the attempt's end, or
+	 * when its caller gives up) cancels each reply, so that a command still waiting for
+	 * its node's connection is not sent and one refused {@code NOSCRIPT} is not sent
+	 * again; a command asked for after that is not sent at all.
+	 */
+	static final class Sending {
+
+		/** Guarded by {@code this}. */
+		private final List<CompletableFuture<?>> replies = new ArrayList<>();
+
+		/** Guarded by {@code this}. */
+		private boolean dropped;
+
+		<T> CompletableFuture<T> send(Supplier<CompletableFuture<T>> command) {
+			synchronized (this) {
+				if (this.dropped) {
+					return CompletableFuture.failedFuture(new CancellationException("the attempt was dropped"));
+				}
+				CompletableFuture<T> reply = command.get();
+				this.replies.add(reply);
+				return reply;
+			}
+		}
+
+		void drop() {
+			List<CompletableFuture<?>> sent;
+			synchronized (this) {
+				this.dropped = true;
+				sent = List.copyOf(this.replies);
+			}
+			sent.forEach((reply) -> reply.cancel(false));
+		}
+
 	}
 
 }

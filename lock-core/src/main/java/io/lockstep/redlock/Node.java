@@ -27,10 +27,12 @@ import org.springframework.data.redis.core.script.RedisScript;
  * its own vote. Commands to one node reach it in the order they were sent (one
  * connection, one queue). A command whose caller stopped waiting (its reply timed out or
  * was cancelled) is dropped before it is sent, and not sent again after a
- * {@code NOSCRIPT}; a release is always sent. A script the node does not have cached
- * ({@code NOSCRIPT}: its first run there, a restart, {@code SCRIPT FLUSH}) runs one round
- * trip late, after commands sent behind it: where that order matters, the sender cancels
- * the earlier reply before it sends what follows ({@link Acquisitions}).
+ * {@code NOSCRIPT}; a release or an undo waiting for the node's connection is sent all
+ * the same (but not again after a {@code NOSCRIPT} once its reply is cancelled). A script
+ * the node does not have cached ({@code NOSCRIPT}: its first run there, a restart,
+ * {@code SCRIPT FLUSH}) runs one round trip late, after commands sent behind it: where
+ * that order matters, the sender cancels the earlier reply before it sends what follows
+ * ({@link Acquisitions}).
  */
 final class Node implements AutoCloseable {
 

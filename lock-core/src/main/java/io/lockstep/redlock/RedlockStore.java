@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -91,6 +92,24 @@ final class RedlockStore implements LockStore {
 	public Attempt acquire(Acquire request) {
 		return this.acquisitions.attempt(request.id(), request.owner(), request.leaseMillis(), request.maxHoldMillis(),
 				request.delayMillis());
+	}
+
+	/**
+	 * The blocking attempt on {@code blocking}; cancelling the future drops the attempt's
+	 * commands still on their way (none is sent again after the caller's undo).
+	 */
+	@Override
+	public CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {
+		Acquisitions.Sending sending = new Acquisitions.Sending();
+		CompletableFuture<Attempt> result = CompletableFuture.supplyAsync(() -> this.acquisitions.attempt(request.id(),
+				request.owner(), request.leaseMillis(), request.maxHoldMillis(), request.delayMillis(), sending),
+				blocking);
+		result.whenComplete((attempt, failure) -> {
+			if (result.isCancelled()) {
+				sending.drop();
+			}
+		});
+		return result;
 	}
 
 	// --- renew

@@ -195,13 +195,22 @@ class MultiKeyPassOnTimingTests {
 		}
 
 		/**
+		 * The lines after the mark so far: a copy, since the monitor's reader goes on
+		 * adding lines (a view of the list itself fails when it does).
+		 */
+		private List<String> after(int mark) {
+			List<String> lines = List.copyOf(this.lines);
+			return lines.subList(mark + 1, lines.size());
+		}
+
+		/**
 		 * The commands after the mark that name the prefix or are pub/sub, in ms after
 		 * the mark (server time).
 		 */
 		String since(int mark, String prefix) {
 			double start = time(this.lines.get(mark));
 			StringBuilder timeline = new StringBuilder();
-			for (String line : this.lines.subList(mark + 1, this.lines.size())) {
+			for (String line : after(mark)) {
 				if (line.contains(prefix) || line.contains("SUBSCRIBE") || line.contains("PUBLISH")) {
 					String command = line.substring(line.indexOf(']') + 2);
 					timeline.append(String.format("  +%7.2f ms %s%n", (time(line) - start) * 1000,
@@ -217,7 +226,7 @@ class MultiKeyPassOnTimingTests {
 		 * the pass-on), in ms of server time, as {@code "wake/pass-on"}.
 		 */
 		String passOn(int mark, String prefix) {
-			List<String> after = this.lines.subList(mark + 1, this.lines.size());
+			List<String> after = after(mark);
 			double released = -1;
 			double first = -1;
 			for (String line : after) {

@@ -201,9 +201,11 @@ final class AsyncAcquirer {
 	}
 
 	/**
-	 * Before an abort: the attempt on its way sends nothing more (no later group, no
-	 * script again after a {@code NOSCRIPT}), so the abort's undo runs after all of it.
-	 * Its reply then comes as a failure, which the ended acquisition ignores.
+	 * Before an abort: the attempt on its way is cancelled, so that, where the store can
+	 * drop what it has not sent (see {@link LockStore#acquireAsync}), it sends nothing
+	 * more (no later group, no script again after a {@code NOSCRIPT}) and the abort's
+	 * undo runs after all of it. Its reply then comes as a failure, which the ended
+	 * acquisition ignores.
 	 */
 	private void dropAttempt() {
 		if (this.attempt != null) {

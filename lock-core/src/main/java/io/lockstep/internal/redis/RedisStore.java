@@ -132,7 +132,8 @@ public final class RedisStore implements LockStore {
 	 * Cancelling the future drops what was not sent: no later group, no script sent again
 	 * after a {@code NOSCRIPT} (the caller's undo, sent after the cancel, would run
 	 * before it). On a Cluster, the very first use asks the server's version (blocking)
-	 * and so runs on {@code blocking}.
+	 * and so runs on {@code blocking}: until the publish command is known, an attempt
+	 * runs as the blocking one, and cancelling its future drops nothing.
 	 */
 	@Override
 	public CompletableFuture<Attempt> acquireAsync(Acquire request, Executor blocking) {
