@@ -50,6 +50,12 @@ final class Acquisitions {
 	 */
 	private final Map<String, List<CompletableFuture<Long>>> undos = new ConcurrentHashMap<>();
 
+	/**
+	 * By owner token, the commands of the attempt that granted its lock, until each is
+	 * answered or the owner releases ({@link #dropGranted}).
+	 */
+	private final Map<String, Sending> granted = new ConcurrentHashMap<>();
+
 	Acquisitions(Nodes nodes, String fenceKey, RedlockSettings settings, LongUnaryOperator drift) {
 		this.nodes = nodes;
 		this.quorum = nodes.quorum();
@@ -68,16 +74,37 @@ final class Acquisitions {
 
 	/**
 	 * One attempt on every node at once, its commands sent through {@code sending}:
-	 * whatever way it ends (granted, refused, failed, interrupted, or dropped by its
-	 * caller), the commands still on their way are dropped before anything follows them,
-	 * so that none is sent again after a {@code NOSCRIPT} behind the owner's undo or
-	 * release.
+	 * whatever way it ends (refused, failed, interrupted, or dropped by its caller), the
+	 * commands still on their way are dropped before anything follows them, so that none
+	 * is sent again after a {@code NOSCRIPT} behind the owner's undo. A granted attempt
+	 * lets a slow node's vote still come (a lock held on more than a quorum survives a
+	 * slow node's renewal), until the owner's release ({@link #dropGranted}).
 	 */
 	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis, Sending sending) {
+		Attempt attempt = null;
 		try {
-			return attemptOnce(id, owner, leaseMillis, maxHoldMillis, delayMillis, sending);
+			attempt = attemptOnce(id, owner, leaseMillis, maxHoldMillis, delayMillis, sending);
+			return attempt;
 		}
 		finally {
+			if (attempt != null && attempt.acquired()) {
+				this.granted.put(owner, sending);
+				sending.whenAnswered(() -> this.granted.remove(owner, sending));
+			}
+			else {
+				sending.drop();
+			}
+		}
+	}
+
+	/**
+	 * Before the owner's release, keep or undo: what is still on its way of the attempt
+	 * that granted the lock is dropped, so that none of it is sent again (after a
+	 * {@code NOSCRIPT}) behind the release.
+	 */
+	void dropGranted(String owner) {
+		Sending sending = this.granted.remove(owner);
+		if (sending != null) {
 			sending.drop();
 		}
 	}
@@ -266,6 +293,15 @@ final class Acquisitions {
 				this.replies.add(reply);
 				return reply;
 			}
+		}
+
+		/** Runs {@code then} once every command sent so far is answered (or dropped). */
+		void whenAnswered(Runnable then) {
+			CompletableFuture<?>[] sent;
+			synchronized (this) {
+				sent = this.replies.toArray(CompletableFuture[]::new);
+			}
+			CompletableFuture.allOf(sent).whenComplete((done, failure) -> then.run());
 		}
 
 		void drop() {
