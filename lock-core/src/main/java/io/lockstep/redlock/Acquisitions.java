@@ -45,16 +45,12 @@ final class Acquisitions {
 	private final LongUnaryOperator drift;
 
 	/**
-	 * By owner token, the undo of its last failed attempt, one reply per node, until its
-	 * next attempt ({@link #abandonUndo}) or until every node answered.
+	 * By owner token, its commands still on their way that what it sends next must not
+	 * follow: the undo of its last failed attempt, or the attempt that granted its lock.
+	 * Kept until each is answered or the owner sends its next attempt or its release
+	 * ({@link #dropOnTheirWay}).
 	 */
-	private final Map<String, List<CompletableFuture<Long>>> undos = new ConcurrentHashMap<>();
-
-	/**
-	 * By owner token, the commands of the attempt that granted its lock, until each is
-	 * answered or the owner releases ({@link #dropGranted}).
-	 */
-	private final Map<String, Sending> granted = new ConcurrentHashMap<>();
+	private final Map<String, Sending> onTheirWay = new ConcurrentHashMap<>();
 
 	Acquisitions(Nodes nodes, String fenceKey, RedlockSettings settings, LongUnaryOperator drift) {
 		this.nodes = nodes;
@@ -78,7 +74,7 @@ final class Acquisitions {
 	 * commands still on their way are dropped before anything follows them, so that none
 	 * is sent again after a {@code NOSCRIPT} behind the owner's undo. A granted attempt
 	 * lets a slow node's vote still come (a lock held on more than a quorum survives a
-	 * slow node's renewal), until the owner's release ({@link #dropGranted}).
+	 * slow node's renewal), until the owner's release ({@link #dropOnTheirWay}).
 	 */
 	Attempt attempt(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis, Sending sending) {
 		Attempt attempt = null;
@@ -88,8 +84,7 @@ final class Acquisitions {
 		}
 		finally {
 			if (attempt != null && attempt.acquired()) {
-				this.granted.put(owner, sending);
-				sending.whenAnswered(() -> this.granted.remove(owner, sending));
+				keepOnTheirWay(owner, sending);
 			}
 			else {
 				sending.drop();
@@ -98,15 +93,24 @@ final class Acquisitions {
 	}
 
 	/**
-	 * Before the owner's release, keep or undo: what is still on its way of the attempt
-	 * that granted the lock is dropped, so that none of it is sent again (after a
-	 * {@code NOSCRIPT}) behind the release.
+	 * Before the owner's next attempt, release, keep or undo: what is still on its way of
+	 * its last undo or of the attempt that granted its lock is dropped (the reply of each
+	 * node cancelled). A node that refused it {@code NOSCRIPT} would get it again with
+	 * its text one round trip late, after what the owner sends now: a late undo would
+	 * undo the next attempt, a late attempt would take the key back after the release.
+	 * Dropped, it leaves at most a key of the owner's, which its next attempt takes again
+	 * or its end undoes.
 	 */
-	void dropGranted(String owner) {
-		Sending sending = this.granted.remove(owner);
+	void dropOnTheirWay(String owner) {
+		Sending sending = this.onTheirWay.remove(owner);
 		if (sending != null) {
 			sending.drop();
 		}
+	}
+
+	private void keepOnTheirWay(String owner, Sending sending) {
+		this.onTheirWay.put(owner, sending);
+		sending.whenAnswered(() -> this.onTheirWay.remove(owner, sending));
 	}
 
 	private Attempt attemptOnce(LockId id, String owner, long leaseMillis, long maxHoldMillis, long delayMillis,
@@ -115,7 +119,7 @@ final class Acquisitions {
 		List<String> keys = withFenceKeys(id);
 		List<String> args = List.of(owner, Long.toString(leaseMillis), Long.toString(maxHoldMillis),
 				this.settings.requirePersistence() ? "1" : "0", "0", Long.toString(delayMillis));
-		abandonUndo(owner);
+		dropOnTheirWay(owner);
 		List<CompletableFuture<List<?>>> sent = this.nodes.each((node) -> sending
 			.send(() -> node.<List<?>>eval(LockScripts.ACQUIRE_ALL, keys, args, false, this.nodes.timeout(node))));
 		Votes<NodeVote> votes = this.nodes.await(Votes.gather(
@@ -140,25 +144,10 @@ final class Acquisitions {
 		// a node that has not answered yet sends no retry of it (EVAL after NOSCRIPT)
 		// after the undo
 		sending.drop();
-		List<CompletableFuture<Long>> undo = undoEach(id, owner);
-		this.undos.put(owner, undo);
-		CompletableFuture.allOf(undo.toArray(CompletableFuture[]::new))
-			.whenComplete((done, failure) -> this.undos.remove(owner, undo));
+		Sending undo = new Sending();
+		undoEach(id, owner, undo);
+		keepOnTheirWay(owner, undo);
 		return notAcquired(id, votes);
-	}
-
-	/**
-	 * Before the owner's next attempt: its last undo is sent already, and a part of it
-	 * not sent yet is dropped (the reply of each node cancelled). That part is an undo a
-	 * node refused {@code NOSCRIPT} and would get again with its text, one round trip
-	 * late, after this attempt: it would undo this attempt. Dropped, it leaves at most a
-	 * key of the owner's, which this attempt takes again or its end undoes.
-	 */
-	private void abandonUndo(String owner) {
-		List<CompletableFuture<Long>> undo = this.undos.remove(owner);
-		if (undo != null) {
-			undo.forEach((reply) -> reply.cancel(false));
-		}
 	}
 
 	/** A quorum granted it, or a quorum is held by others (one owner or several). */
@@ -244,13 +233,13 @@ final class Acquisitions {
 	 * delay. Each node gets it after the attempt's own command (one connection, in
 	 * order), however late; a failed attempt cancels its replies still on their way
 	 * first, so that none is sent again after it ({@code NOSCRIPT}), and the owner's next
-	 * attempt drops what is left of its undo ({@link #abandonUndo}).
+	 * attempt drops what is left of its undo ({@link #dropOnTheirWay}).
 	 * @return completes once every node answered (with the most keys one node freed; -1
 	 * when one refused it with an error reply), or exceptionally when one did not:
 	 * sending it again is harmless
 	 */
 	CompletableFuture<Integer> undo(LockId id, String owner) {
-		List<CompletableFuture<Long>> replies = undoEach(id, owner);
+		List<CompletableFuture<Long>> replies = undoEach(id, owner, new Sending());
 		// landed once every node answered: one that did not may still hold the keys
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
 			.thenApply((done) -> replies.stream().mapToInt((reply) -> reply.join().intValue()).max().orElse(0))
@@ -258,10 +247,12 @@ final class Acquisitions {
 					: CompletableFuture.failedFuture(failure));
 	}
 
-	/** The undo's reply of each node, in the nodes' order. */
-	private List<CompletableFuture<Long>> undoEach(LockId id, String owner) {
-		return this.nodes.each(
-				(node) -> node.eval(LockScripts.DELETE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node)));
+	/**
+	 * The undo's reply of each node, in the nodes' order, sent through {@code sending}.
+	 */
+	private List<CompletableFuture<Long>> undoEach(LockId id, String owner, Sending sending) {
+		return this.nodes.each((node) -> sending
+			.send(() -> node.eval(LockScripts.DELETE, id.keys(), List.of(owner, ""), true, this.nodes.timeout(node))));
 	}
 
 	private List<String> withFenceKeys(LockId id) {

@@ -152,7 +152,7 @@ final class RedlockStore implements LockStore {
 	 */
 	@Override
 	public int release(Release request) {
-		this.acquisitions.dropGranted(request.owner());
+		this.acquisitions.dropOnTheirWay(request.owner());
 		return switch (request.mode()) {
 			case RELEASE -> release(request.id(), request.owner());
 			case KEEP -> keep(request.id(), request.owner(), request.keepMillis());
@@ -167,7 +167,7 @@ final class RedlockStore implements LockStore {
 	/** A leave or an undo on every node; a release or a keep as {@link #release}. */
 	@Override
 	public CompletableFuture<Integer> send(Release request) {
-		this.acquisitions.dropGranted(request.owner());
+		this.acquisitions.dropOnTheirWay(request.owner());
 		if (request.waits()) {
 			return LockStore.super.send(request);
 		}
