@@ -42,27 +42,16 @@ class RedlockDroppedAttemptTests {
 	 * store drops the attempt's commands before the cancel's undo.
 	 */
 	@Test
-	void aReactiveAcquisitionCancelledWhileItsAttemptIsRefusedNoscriptLeavesNoKey(RedisFixture fixture) {
-		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 3);
-		try (RedisLockTemplate locks = RedlockNodes.on(nodes).builder().leaseTime(Duration.ofSeconds(30)).build()) {
-			locks.acquire("warm-up").close();
-			List<String> leftBehind = new ArrayList<>();
-			for (int round = 0; round < ROUNDS; round++) {
-				String key = "dropped-reactive-" + round;
-				flushAllButAcquire(nodes);
-				nodes.forEach((node) -> node.call("CLIENT", "PAUSE", "100", "ALL"));
-				Disposable subscription = ReactiveLocks.of(locks).execute(key, (lock) -> Mono.never()).subscribe();
-				// the attempt is sent once a thread waits for its votes
-				await().atMost(Duration.ofSeconds(5)).until(() -> waitingForVotes(null));
-				subscription.dispose();
-				if (heldAfterAnyRetry(locks, key)) {
-					leftBehind.add(key);
-				}
-			}
-			System.out.printf("Redlock: reactive acquisitions cancelled while their attempt was refused NOSCRIPT: "
-					+ "%d of %d left their key held %s%n", leftBehind.size(), ROUNDS, leftBehind);
-			assertThat(leftBehind).isEmpty();
-		}
+	void aReactiveAcquisitionCancelledWhileItsAttemptIsRefusedNoscriptLeavesNoKey(RedisFixture fixture)
+			throws Exception {
+		List<String> leftBehind = keysLeftAfterDroppedAttempts(fixture, "dropped-reactive-",
+				"reactive acquisitions cancelled", (locks, key, unexpected) -> {
+					Disposable subscription = ReactiveLocks.of(locks).execute(key, (lock) -> Mono.never()).subscribe();
+					// the attempt is sent once a thread waits for its votes
+					await().atMost(Duration.ofSeconds(5)).until(() -> waitingForVotes(null));
+					subscription.dispose();
+				});
+		assertThat(leftBehind).isEmpty();
 	}
 
 	/**
@@ -71,34 +60,60 @@ class RedlockDroppedAttemptTests {
 	 */
 	@Test
 	void anAcquisitionInterruptedWhileItsAttemptIsRefusedNoscriptLeavesNoKey(RedisFixture fixture) throws Exception {
+		List<String> leftBehind = keysLeftAfterDroppedAttempts(fixture, "dropped-interrupted-",
+				"acquisitions interrupted", (locks, key, unexpected) -> {
+					Thread caller = new Thread(() -> {
+						try (LockHandle held = locks.acquire(key)) {
+							unexpected.add(key + " (acquired)");
+						}
+						catch (RuntimeException ex) {
+							// interrupted, as it should be
+						}
+					});
+					caller.start();
+					await().atMost(Duration.ofSeconds(5)).until(() -> waitingForVotes(caller));
+					caller.interrupt();
+					caller.join(5_000);
+					assertThat(caller.isAlive()).isFalse();
+				});
+		assertThat(leftBehind).isEmpty();
+	}
+
+	/** Drops one acquisition's attempt of {@code key} while every node is paused. */
+	@FunctionalInterface
+	private interface DropAttempt {
+
+		/**
+		 * @param unexpected where to add what went wrong other than a key left held
+		 */
+		void drop(RedisLockTemplate locks, String key, List<String> unexpected) throws Exception;
+
+	}
+
+	/**
+	 * {@link #ROUNDS} rounds on 3 nodes that have every script cached but the acquire's,
+	 * each paused while {@code drop} drops an acquisition's attempt of a key of its own.
+	 * @return the keys still held after any retry of their attempt, and what {@code drop}
+	 * found amiss
+	 */
+	private static List<String> keysLeftAfterDroppedAttempts(RedisFixture fixture, String prefix, String what,
+			DropAttempt drop) throws Exception {
 		List<RedisNode> nodes = RedlockNodes.persistent(fixture, 3);
 		try (RedisLockTemplate locks = RedlockNodes.on(nodes).builder().leaseTime(Duration.ofSeconds(30)).build()) {
 			locks.acquire("warm-up").close();
 			List<String> leftBehind = new ArrayList<>();
 			for (int round = 0; round < ROUNDS; round++) {
-				String key = "dropped-interrupted-" + round;
+				String key = prefix + round;
 				flushAllButAcquire(nodes);
 				nodes.forEach((node) -> node.call("CLIENT", "PAUSE", "100", "ALL"));
-				Thread caller = new Thread(() -> {
-					try (LockHandle held = locks.acquire(key)) {
-						leftBehind.add(key + " (acquired)");
-					}
-					catch (RuntimeException ex) {
-						// interrupted, as it should be
-					}
-				});
-				caller.start();
-				await().atMost(Duration.ofSeconds(5)).until(() -> waitingForVotes(caller));
-				caller.interrupt();
-				caller.join(5_000);
-				assertThat(caller.isAlive()).isFalse();
+				drop.drop(locks, key, leftBehind);
 				if (heldAfterAnyRetry(locks, key)) {
 					leftBehind.add(key);
 				}
 			}
-			System.out.printf("Redlock: acquisitions interrupted while their attempt was refused NOSCRIPT: %d of %d "
-					+ "left their key held %s%n", leftBehind.size(), ROUNDS, leftBehind);
-			assertThat(leftBehind).isEmpty();
+			System.out.printf("Redlock: %s while their attempt was refused NOSCRIPT: %d of %d left their key held %s%n",
+					what, leftBehind.size(), ROUNDS, leftBehind);
+			return leftBehind;
 		}
 	}
 
