@@ -102,9 +102,11 @@ class DurableUndoTests {
 						return ex;
 					}
 				});
-				// the SET ran in Redis; its reply waits in the proxy
+				// the SET ran in Redis; its reply waits in the proxy (which may read it
+				// a moment after the probe sees the key)
 				await().atMost(Duration.ofSeconds(5)).until(() -> probe.sync().exists(key) == 1);
-				assertThat(proxy.heldReplies()).isGreaterThan(heldBefore);
+				await().atMost(Duration.ofSeconds(5))
+					.untilAsserted(() -> assertThat(proxy.heldReplies()).isGreaterThan(heldBefore));
 				// the connection drops before the reply; reconnects are refused
 				proxy.reset();
 				Throwable failure = attempt.get(10, TimeUnit.SECONDS);
