@@ -22,6 +22,8 @@
 -- ARGV[8]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
 --          after a lease that ends without a release (see exclusiveDelay in lib.lua)
 -- Returns  {ACQUIRED, fence}       acquired
+--          fence                   acquired, a free key in acquire-plain.lua's case: the token
+--                                  alone, a bare integer (> 1)
 --          {ACQUIRED, fence, ttl}  the key already held this owner token (a retried acquire, or a
 --                                  waiter the lock was handed to): its lease is refreshed within
 --                                  its cap, and the token it was granted with and the lease now

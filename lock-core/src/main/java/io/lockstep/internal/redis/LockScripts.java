@@ -56,6 +56,15 @@ public final class LockScripts {
 	/** Redlock only: raises the fencing counters of held keys to the lock's tokens. */
 	public static final RedisScript<Long> RAISE_FENCE = ScriptTexts.of(Long.class, "lib", "raise-fence");
 
+	/** {@code lib-release.lua}'s notification when none is given. */
+	private static final String RELEASED = "released";
+
+	/** {@code lib-release.lua}'s publish command when none is given. */
+	private static final String PUBLISH = "PUBLISH";
+
+	/** {@code acquire.lua}'s lock delay when none is given (ARGV[8]). */
+	private static final String NO_DELAY = "0";
+
 	/** An acquire script's reply, first element: acquired, with the fencing tokens. */
 	public static final int ACQUIRED = 1;
 
@@ -120,10 +129,10 @@ public final class LockScripts {
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
-			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
+			args = withoutDefaults(List.of(request.owner(), Long.toString(request.leaseMillis()),
 					Long.toString(request.maxHoldMillis()), waitMode(request, handOff),
 					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()),
-					Long.toString(request.delayMillis()));
+					Long.toString(request.delayMillis())), 7, NO_DELAY);
 		}
 		else if (request.delayMillis() > 0) {
 			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
@@ -205,6 +214,12 @@ public final class LockScripts {
 	 * number of permits, a read lock for a semaphore, ...): nothing was acquired
 	 */
 	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences, Acquire request) {
+		if (reply.size() == 1) {
+			// acquire-plain.lua's bare fencing token, which the MULTI output reads as a
+			// one-element list: acquired, as {ACQUIRED, fence}
+			fences[indexes.get(0)] = reply.get(0);
+			return Attempt.acquired(fences);
+		}
 		if (reply.get(0) == OTHER_KIND) {
 			int permits = reply.get(1).intValue();
 			Sharing held = (permits == 0) ? Sharing.READ : Sharing.permits(permits);
@@ -238,13 +253,37 @@ public final class LockScripts {
 	public static Call release(String lock, List<String> stored, String owner, String publish, Queues queues,
 			boolean leave) {
 		if (queues == null) {
-			return new Call(DELETE, stored, List.of(owner, "released", publish), "release " + lock);
+			return new Call(DELETE, stored, releaseArgs(owner, RELEASED, publish), "release " + lock);
 		}
 		List<String> keys = new ArrayList<>(stored);
 		keys.addAll(queues.queues());
 		keys.addAll(queues.tables());
 		keys.addAll(queues.fences());
-		return new Call(leave ? LEAVE : RELEASE, keys, List.of(owner, "released", publish), "release " + lock);
+		return new Call(leave ? LEAVE : RELEASE, keys, releaseArgs(owner, RELEASED, publish), "release " + lock);
+	}
+
+	/**
+	 * The ARGV of a release script ({@code lib-release.lua}): the owner token, the
+	 * notification and the publish command, without the script's defaults at its end
+	 * ({@value #RELEASED}, {@value #PUBLISH}: what a release on a Redis that is not a
+	 * Cluster sends).
+	 */
+	private static List<String> releaseArgs(String owner, String message, String publish) {
+		return withoutDefaults(List.of(owner, message, publish), 1, RELEASED, PUBLISH);
+	}
+
+	/**
+	 * A script's ARGV without the trailing arguments that are the script's defaults
+	 * anyway: {@code defaults} are those of the arguments from {@code first} (0-based)
+	 * on. Redis pays for every argument of every call, about 1,300 instructions each to
+	 * read it and hand it to Lua ({@code lock-benchmarks/redis-instructions.sh}).
+	 */
+	private static List<String> withoutDefaults(List<String> args, int first, String... defaults) {
+		int size = args.size();
+		while (size > first && args.get(size - 1).equals(defaults[size - 1 - first])) {
+			size--;
+		}
+		return (size == args.size()) ? args : args.subList(0, size);
 	}
 
 	/**
@@ -258,7 +297,7 @@ public final class LockScripts {
 	 * them, waking nobody and handing nothing off (the lock was never free for others).
 	 */
 	public static Call undo(String lock, List<String> stored, String owner, String publish) {
-		return new Call(DELETE, stored, List.of(owner, "", publish), "undo " + lock);
+		return new Call(DELETE, stored, releaseArgs(owner, "", publish), "undo " + lock);
 	}
 
 	/** Leaves keys of one group to expire {@code ttlMillis} from now. */
@@ -343,7 +382,7 @@ public final class LockScripts {
 	 * (the same on every node, so that a waiter is woken once).
 	 */
 	public static Call release(String lock, List<String> keys, String owner, String message) {
-		return new Call(DELETE, keys, List.of(owner, message), "release " + lock);
+		return new Call(DELETE, keys, releaseArgs(owner, message, PUBLISH), "release " + lock);
 	}
 
 	/** Whether a message on a client's own channel is a hand-off. */

@@ -1,0 +1,58 @@
+package io.lockstep.internal.redis;
+
+import java.util.List;
+
+import io.lockstep.internal.engine.LockId;
+import io.lockstep.internal.engine.LockStore.Acquire;
+import io.lockstep.internal.engine.LockStore.LeaseTerms;
+import io.lockstep.internal.redis.LockScripts.QueueKeys;
+import io.lockstep.internal.redis.LockScripts.Queues;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The scripts' arguments leave out the trailing ones that are the scripts' defaults
+ * anyway (Redis pays for each argument of each call): an uncontended pair on a Redis that
+ * is not a Cluster sends the owner token alone to the release, and no lock delay of 0 to
+ * the acquire; whatever differs from a default is sent, with everything before it.
+ */
+class ScriptArgumentsTests {
+
+	private static final String OWNER = "0123456789abcdef0123456789abcdef";
+
+	private static final Queues QUEUES = new Queues(List.of("q"), List.of("t"), List.of("fence"));
+
+	@Test
+	void aReleaseSendsTheOwnerAloneWhenTheNotificationAndThePublishCommandAreTheDefaults() {
+		assertThat(LockScripts.release("l", List.of("k"), OWNER, "PUBLISH", QUEUES, false).args())
+			.containsExactly(OWNER);
+		assertThat(LockScripts.release("l", List.of("k"), OWNER, "PUBLISH", null, false).args()).containsExactly(OWNER);
+		assertThat(LockScripts.release("l", List.of("k"), OWNER, "SPUBLISH", QUEUES, true).args())
+			.containsExactly(OWNER, "released", "SPUBLISH");
+	}
+
+	@Test
+	void anUndoAndARedlockReleaseSendTheirOwnNotification() {
+		assertThat(LockScripts.undo("l", List.of("k"), OWNER, "PUBLISH").args()).containsExactly(OWNER, "");
+		assertThat(LockScripts.undo("l", List.of("k"), OWNER, "SPUBLISH").args()).containsExactly(OWNER, "",
+				"SPUBLISH");
+		assertThat(LockScripts.release("l", List.of("k"), OWNER, "r:42").args()).containsExactly(OWNER, "r:42");
+	}
+
+	@Test
+	void aWaitingAcquireSendsALockDelayOnlyWhenThereIsOne() {
+		QueueKeys waiter = new QueueKeys("q", "t", "chan");
+		List<String> plain = LockScripts
+			.acquire(new Acquire(LockId.of("k"), OWNER, new LeaseTerms(30_000, 0, 10_000, 0), 5_000, false),
+					List.of("k"), List.of("fence"), waiter, true)
+			.args();
+		assertThat(plain).containsExactly(OWNER, "30000", "0", "n", "5000", "chan", "10000");
+		List<String> delayed = LockScripts
+			.acquire(new Acquire(LockId.of("k"), OWNER, new LeaseTerms(30_000, 0, 10_000, 500), 5_000, false),
+					List.of("k"), List.of("fence"), waiter, true)
+			.args();
+		assertThat(delayed).containsExactly(OWNER, "30000", "0", "n", "5000", "chan", "10000", "500");
+	}
+
+}
