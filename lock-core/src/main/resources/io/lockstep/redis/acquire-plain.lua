@@ -4,7 +4,7 @@
 -- (SET NX), it is the owner's with that token, as acquire.lua would set it ("<owner>:<fence>:0",
 -- exclusiveValue in lib.lua), and the reply is the token alone: a bare integer (> 1), which
 -- says what {ACQUIRED, fence} says and spares Redis an array reply (about 5,600 instructions of
--- its own per call, in lock-benchmarks/redis-instructions.sh). Redis defines every library function
+-- its own per call, counted with callgrind: docs/benchmarks.md). Redis defines every library function
 -- again on each run, which this case then does not pay. A counter that was missing (INCR gave 1:
 -- it must be seeded, see nextFence) or a key that is taken go on to acquire.lua, which is given
 -- the counter's new value (plainIncr; nil when not incremented here).

@@ -276,7 +276,7 @@ public final class LockScripts {
 	 * A script's ARGV without the trailing arguments that are the script's defaults
 	 * anyway: {@code defaults} are those of the arguments from {@code first} (0-based)
 	 * on. Redis pays for every argument of every call, about 1,300 instructions each to
-	 * read it and hand it to Lua ({@code lock-benchmarks/redis-instructions.sh}).
+	 * read it and hand it to Lua (counted with callgrind, {@code docs/benchmarks.md}).
 	 */
 	private static List<String> withoutDefaults(List<String> args, int first, String... defaults) {
 		int size = args.size();
