@@ -242,6 +242,11 @@ public final class ChaosProxy implements AutoCloseable {
 						}
 						current = this.mode;
 					}
+					if (current.kind == Kind.RESET) {
+						// the connection is being reset: nothing more passes, not even a
+						// reply held until the reset
+						break;
+					}
 					if (current.kind == Kind.BLACKHOLE) {
 						this.dropped.addAndGet(chunk.bytes.length);
 						continue;

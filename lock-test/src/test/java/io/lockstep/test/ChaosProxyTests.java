@@ -77,6 +77,32 @@ class ChaosProxyTests {
 		}
 	}
 
+	@Test
+	void aResetDropsTheRepliesItHeld(RedisNode redis) throws Exception {
+		int rounds = 100;
+		int delivered = 0;
+		for (int i = 0; i < rounds; i++) {
+			try (ChaosProxy proxy = ChaosProxy.to(redis); Socket commands = connect(proxy)) {
+				InputStream replies = new BufferedInputStream(commands.getInputStream());
+				commands.getOutputStream().write(Resp.encode("SET", "reset-held", "1"));
+				assertThat(Resp.read(replies)).isEqualTo("OK");
+				proxy.holdCommandReplies();
+				commands.getOutputStream().write(Resp.encode("INCR", "reset-held"));
+				await("the reply held").atMost(Duration.ofSeconds(5)).until(() -> proxy.heldReplies() > 0);
+				proxy.reset();
+				try {
+					Object reply = Resp.read(replies);
+					delivered += (reply != null) ? 1 : 0;
+				}
+				catch (IOException ex) {
+					// reset, closed or timed out: the reply did not pass
+				}
+			}
+		}
+		System.out.printf("chaos proxy: %d of %d replies held until a reset passed%n", delivered, rounds);
+		assertThat(delivered).isZero();
+	}
+
 	private static Socket connect(ChaosProxy proxy) throws IOException {
 		Socket socket = new Socket(proxy.host(), proxy.port());
 		socket.setSoTimeout(500);
