@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.LockException;
 import io.lockstep.LockHandle;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.LockScripts;
@@ -123,6 +124,38 @@ class ForeignOwnerTests {
 	private static long effect(Object reply) {
 		long value = (reply instanceof List<?> list) ? (Long) list.get(0) : (Long) reply;
 		return (value != 0) ? 1 : 0;
+	}
+
+	/**
+	 * A key whose value is of no kind Lockstep writes ("x|...": neither an exclusive
+	 * holder's, nor readers', nor a semaphore's) is never taken as granted, with or
+	 * without the fencing counter there (the plain path's case and the general one's):
+	 * the call fails and the value stays.
+	 */
+	@Test
+	void aKeyHeldAsAnUnknownKindIsNeverGranted() {
+		try (RedisLockTemplate locks = TestLocks.builder(this.client).build()) {
+			TestLocks.warmUp(locks);
+			int refused = 0;
+			for (boolean counter : new boolean[] { true, false }) {
+				if (!counter) {
+					this.redis.call("FLUSHALL");
+				}
+				this.redis.call("SET", "lockstep:unknown", "x|y", "PX", "60000");
+				try {
+					Optional<LockHandle> handle = locks.tryAcquire("unknown");
+					handle.ifPresent(LockHandle::close);
+					assertThat(handle).as("a handle on a key of an unknown kind (counter %s)", counter).isEmpty();
+				}
+				catch (LockException ex) {
+					assertThat(ex).hasMessageContaining("unknown'").hasMessageContaining("nothing was acquired");
+					refused++;
+				}
+				assertThat(this.redis.call("GET", "lockstep:unknown")).isEqualTo("x|y");
+			}
+			System.out.printf("unknown kind: %d of 2 attempts refused with a LockException%n", refused);
+			assertThat(refused).isEqualTo(2);
+		}
 	}
 
 	@Test

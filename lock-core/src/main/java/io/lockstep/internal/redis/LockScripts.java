@@ -3,6 +3,7 @@ package io.lockstep.internal.redis;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
@@ -214,11 +215,18 @@ public final class LockScripts {
 	 * number of permits, a read lock for a semaphore, ...): nothing was acquired
 	 */
 	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences, Acquire request) {
-		if (reply.size() == 1) {
-			// acquire-plain.lua's bare fencing token, which the MULTI output reads as a
-			// one-element list: acquired, as {ACQUIRED, fence}
+		if (reply.size() == 1 && reply.get(0) > ACQUIRED) {
+			// acquire-plain.lua's bare fencing token (always above 1), which the MULTI
+			// output reads as a one-element list: acquired, as {ACQUIRED, fence}
 			fences[indexes.get(0)] = reply.get(0);
 			return Attempt.acquired(fences);
+		}
+		if (reply.size() == 1) {
+			// {OTHER_KIND, permits} cut short by Redis at a nil: permitsOf (lib.lua) read
+			// a kind that no Lockstep lock writes
+			throw new LockException("Lock '" + request.id().display()
+					+ "' is held as a kind of lock that is neither exclusive, nor read/write, nor a semaphore "
+					+ "(a value Lockstep did not write): nothing was acquired");
 		}
 		if (reply.get(0) == OTHER_KIND) {
 			int permits = reply.get(1).intValue();
