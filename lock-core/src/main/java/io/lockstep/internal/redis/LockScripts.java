@@ -215,13 +215,14 @@ public final class LockScripts {
 	 * number of permits, a read lock for a semaphore, ...): nothing was acquired
 	 */
 	public static Attempt readAcquire(List<Long> reply, List<Integer> indexes, long[] fences, Acquire request) {
-		if (reply.size() == 1 && reply.get(0) > ACQUIRED) {
-			// acquire-plain.lua's bare fencing token (always above 1), which the MULTI
-			// output reads as a one-element list: acquired, as {ACQUIRED, fence}
-			fences[indexes.get(0)] = reply.get(0);
-			return Attempt.acquired(fences);
-		}
 		if (reply.size() == 1) {
+			if (reply.get(0) > ACQUIRED) {
+				// acquire-plain.lua's bare fencing token (always above 1), which the
+				// MULTI output reads as a one-element list: acquired, as {ACQUIRED,
+				// fence}
+				fences[indexes.get(0)] = reply.get(0);
+				return Attempt.acquired(fences);
+			}
 			// {OTHER_KIND, permits} cut short by Redis at a nil: permitsOf (lib.lua) read
 			// a kind that no Lockstep lock writes
 			throw new LockException("Lock '" + request.id().display()
