@@ -12,11 +12,7 @@ pairs="${1:-20000}"
 contenders="${2:-floor,lockstep,si-spin,si-pubsub}"
 server="${LOCKSTEP_REDIS_SERVER:-$(command -v redis-server)}"
 
-echo "Building lock-benchmarks..."
-./mvnw -B -ntp -q -pl lock-benchmarks -am -DskipTests package \
-  org.apache.maven.plugins:maven-dependency-plugin:3.11.0:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
-classpath="lock-benchmarks/target/classes:$(cat lock-benchmarks/target/classpath.txt)"
+source lock-benchmarks/build-classpath.sh
 
 work="$(mktemp -d)"
 port=$((20000 + RANDOM % 20000))

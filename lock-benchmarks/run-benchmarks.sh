@@ -11,12 +11,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-echo "Building lock-benchmarks..."
-./mvnw -B -ntp -q -pl lock-benchmarks -am -DskipTests package \
-  org.apache.maven.plugins:maven-dependency-plugin:3.11.0:build-classpath \
-  -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime
+source lock-benchmarks/build-classpath.sh
 
-classpath="lock-benchmarks/target/classes:$(cat lock-benchmarks/target/classpath.txt)"
 if [ "${1:-}" = "--compare" ]; then
   shift
   exec java -cp "$classpath" io.lockstep.benchmarks.Compare "$@"
