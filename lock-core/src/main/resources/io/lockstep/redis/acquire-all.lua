@@ -65,7 +65,7 @@ if first >= 0 then
     if marks and current and string.sub(current, 1, 2) == 'r|' then
       local table = KEYS[2 * n + i]
       local life = tonumber(ARGV[5])
-      redis.call('HSET', table, '~w', owner .. ':' .. string.format('%.0f', serverMillis() + life))
+      redis.call('HSET', table, '~w', owner .. ':' .. decimal(serverMillis() + life))
       if redis.call('PTTL', table) < life + 60000 then
         redis.call('PEXPIRE', table, life + 60000)
       end

@@ -7,19 +7,20 @@
 --          lib-acquire.lua)
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
--- ARGV[3]  max hold in milliseconds, 0 for none: <cap> = server time (ms) + max hold, and no
---          renewal extends the key past it
+-- ARGV[3]  optional: max hold in milliseconds, 0 or absent for none: <cap> = server time (ms) +
+--          max hold, and no renewal extends the key past it
 -- ARGV[4]  optional, when held by another owner: 'w' marks the key as waited for (its release
---          publishes a notification), 'q' also queues the owner (needs KEYS[3] and KEYS[4]), and
---          an owner that gets the lock leaves the queue; 'n' is 'q' for an owner's first attempt,
---          which has no queue entry to leave
--- ARGV[5]  with 'q' or 'n': how long the queue entry lives, in ms, unless the waiter asks again
---          first (a waiter that vanished is skipped once its entry expires)
--- ARGV[6]  with 'q' or 'n': the channel on which the waiter's client hears its hand-offs
--- ARGV[7]  optional, with 'q' or 'n': the lease a hand-off grants the waiter, in ms (default
---          ARGV[2]; shorter for a lease the waiter's watchdog extends, so that a waiter that
---          vanished after it queued holds the lock up only that long)
--- ARGV[8]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
+--          publishes a notification); 'q:<entry>:<hand-off lease>:<channel>' also queues the
+--          owner (needs KEYS[3] and KEYS[4]), and an owner that gets the lock leaves the queue;
+--          'n:...' is 'q:...' for an owner's first attempt, which has no queue entry to leave.
+--          <entry>: how long the queue entry lives, in ms, unless the waiter asks again first (a
+--          waiter that vanished is skipped once its entry expires); <hand-off lease>: the lease a
+--          hand-off grants the waiter, in ms (empty: ARGV[2]; shorter for a lease the waiter's
+--          watchdog extends, so that a waiter that vanished after it queued holds the lock up
+--          only that long); <channel>: where the waiter's client hears its hand-offs. One
+--          argument, read only when the key is held: Redis pays for each argument of a call
+--          (about 1,350 instructions, counted with callgrind: docs/benchmarks.md)
+-- ARGV[5]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
 --          after a lease that ends without a release (see exclusiveDelay in lib.lua)
 -- Returns  {ACQUIRED, fence}       acquired
 --          fence                   acquired, a free key in acquire-plain.lua's case: the token
@@ -38,8 +39,9 @@
 -- nextFence (lib.lua). Runs after acquire-plain.lua, which acquires a free key itself in the
 -- commonest case and passes on the counter it incremented (plainIncr).
 
-local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local delay = tonumber(ARGV[8] or '0') or 0
+local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3] or '0')
+local delay = tonumber(ARGV[5] or '0') or 0
+local mode = string.sub(ARGV[4] or '', 1, 1)
 local fence = (plainIncr ~= nil) and fenceAfter(KEYS[2], plainIncr) or nextFence(KEYS[2])
 local cap = 0
 if maxHold > 0 then
@@ -50,7 +52,7 @@ local leaseEnd = (delay > 0) and serverMillis() + lease or 0
 -- key is taken
 local taken = plainIncr ~= nil and plainIncr > 1
 if not taken and redis.call('SET', KEYS[1], exclusiveValue(owner, fence, cap, delay, leaseEnd), 'NX', 'PX', lease + delay) then
-  if ARGV[4] == 'q' then
+  if mode == 'q' then
     leaveQueue(KEYS[3], KEYS[4], owner)
   end
   return {ACQUIRED, fence}
@@ -74,17 +76,18 @@ if ownedBy(current, owner) and leaseLasts(current) then
   else
     ttl = redis.call('PTTL', KEYS[1]) - (held or 0)
   end
-  if ARGV[4] == 'q' then
+  if mode == 'q' then
     leaveQueue(KEYS[3], KEYS[4], owner)
   end
   return {ACQUIRED, tonumber(granted), ttl}
 end
-local queues = ARGV[4] == 'q' or ARGV[4] == 'n'
+local queues = mode == 'q' or mode == 'n'
 if queues and KEYS[4] then
-  joinQueue(KEYS[3], KEYS[4], owner, serverMillis(), tonumber(ARGV[5]), ARGV[7] or ARGV[2], ARGV[3], 'x', ARGV[6],
-    delay)
+  local entryMillis, handOffLease, channel = string.match(ARGV[4], '^.:(%d+):(%d*):(.*)$')
+  joinQueue(KEYS[3], KEYS[4], owner, serverMillis(), tonumber(entryMillis),
+    (handOffLease ~= '') and handOffLease or ARGV[2], ARGV[3] or '0', 'x', channel, delay)
 end
-if queues or ARGV[4] == 'w' then
+if queues or mode == 'w' then
   markWaited(KEYS[1], current)
 end
 return {HELD, redis.call('PTTL', KEYS[1]), 0, fence}

@@ -46,7 +46,7 @@ for i = 1, #KEYS do
       ends = cap
     end
     if ends > now then
-      redis.call('SET', KEYS[i], head .. ':' .. string.format('%.0f', ends) .. rest, 'PX', ends - now)
+      redis.call('SET', KEYS[i], head .. ':' .. decimal(ends) .. rest, 'PX', ends - now)
     end
     kept = kept + 1
   end

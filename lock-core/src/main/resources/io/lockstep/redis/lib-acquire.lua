@@ -23,7 +23,7 @@ local function joinQueue(queue, table, owner, now, entryMillis, lease, maxHold, 
   if delay and tonumber(delay) > 0 then
     delayed = 'd' .. delay .. ':'
   end
-  local entry = string.format('%.0f', now + entryMillis) .. ':' .. lease .. ':' .. maxHold .. ':' .. kind .. ':'
+  local entry = decimal(now + entryMillis) .. ':' .. lease .. ':' .. maxHold .. ':' .. kind .. ':'
     .. delayed .. channel
   if redis.call('HSET', table, owner, entry) == 1 then
     redis.call('RPUSH', queue, owner)

@@ -15,7 +15,7 @@ local notifies = message ~= ''
 
 -- Tells a waiter on its client's channel that the key was handed to it.
 local function tell(k, channel, waiter, fence, lease)
-  redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. string.format('%.0f', fence) .. ':' .. lease .. ':' .. k.key)
+  redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. decimal(fence) .. ':' .. lease .. ':' .. k.key)
 end
 
 -- Grants a share of the key to a queued reader or permit holder (added to holders, told on its

@@ -27,10 +27,10 @@ end
 local function formatShared(kind, holders, waited)
   local parts = {kind}
   for _, h in ipairs(holders) do
-    local part = h[1] .. ',' .. string.format('%.0f', h[2]) .. ',' .. string.format('%.0f', h[3]) .. ','
-      .. string.format('%.0f', h[4])
+    local part = h[1] .. ',' .. decimal(h[2]) .. ',' .. decimal(h[3]) .. ','
+      .. decimal(h[4])
     if (h[5] or 0) > 0 then
-      part = part .. ',' .. string.format('%.0f', h[5])
+      part = part .. ',' .. decimal(h[5])
     end
     parts[#parts + 1] = part
   end

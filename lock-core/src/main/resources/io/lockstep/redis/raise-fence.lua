@@ -15,7 +15,7 @@ for i = 1, n do
   if current and ownedBy(current, ARGV[1]) then
     local token = tonumber(ARGV[i + 1])
     if token > tonumber(redis.call('GET', KEYS[n + i]) or '0') then
-      redis.call('SET', KEYS[n + i], string.format('%.0f', token))
+      redis.call('SET', KEYS[n + i], decimal(token))
     end
     held = held + 1
   end

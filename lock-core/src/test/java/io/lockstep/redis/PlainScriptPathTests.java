@@ -117,7 +117,7 @@ class PlainScriptPathTests {
 		}
 		this.redis.call("CONFIG", "RESETSTAT");
 		List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(OWNER, "30000", "0", mode, "2000", "chan", "5000", "0"));
+				List.of(OWNER, "30000", "0", mode + ":2000:5000:chan", "0"));
 		String info = (String) this.redis.call("INFO", "commandstats");
 		long pttl = (Long) this.redis.call("PTTL", "k");
 		List<Object> shown = new ArrayList<>(reply);

@@ -47,19 +47,21 @@ final class ScriptRunner implements AutoCloseable {
 	 * wait.
 	 */
 	List<Long> acquire(String owner, String lease) {
-		return eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(owner, lease, "0"));
+		return eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(owner, lease));
 	}
 
 	/** {@code acquire.lua} with the queue: {@code mode} '', 'w', 'n' or 'q'. */
 	List<Long> acquire(String owner, long lease, long maxHold, String mode, long delay) {
-		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"), List.of(owner, Long.toString(lease),
-				Long.toString(maxHold), mode, "5000", "chan", Long.toString(lease), Long.toString(delay)));
+		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
+				List.of(owner, Long.toString(lease), Long.toString(maxHold),
+						(mode.equals("q") || mode.equals("n")) ? mode + ":5000:" + lease + ":chan" : mode,
+						Long.toString(delay)));
 	}
 
 	/** A writer queued for a hand-off (a first attempt). */
 	List<Long> queueWriter(String owner) {
 		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(owner, "30000", "0", "n", "5000", "chan", "30000"));
+				List.of(owner, "30000", "0", "n:5000:30000:chan"));
 	}
 
 	/**

@@ -113,7 +113,7 @@ class ScriptTests {
 				redis.evalsha(LockScripts.ACQUIRE.getSha1(), ScriptOutputType.MULTI, new String[] { "k", "fence" },
 						OWNER, "10000", "0");
 				redis.evalsha(LockScripts.ACQUIRE.getSha1(), ScriptOutputType.MULTI,
-						new String[] { "k", "fence", "q", "t" }, OTHER, "10000", "0", "n", "5000", "chan", "10000");
+						new String[] { "k", "fence", "q", "t" }, OTHER, "10000", "0", "n:5000:10000:chan");
 				redis.del("fence");
 				redis.evalsha(release.script().getSha1(), ScriptOutputType.INTEGER,
 						release.keys().toArray(String[]::new), release.args().toArray(String[]::new));

@@ -63,7 +63,15 @@ public final class LockScripts {
 	/** {@code lib-release.lua}'s publish command when none is given. */
 	private static final String PUBLISH = "PUBLISH";
 
-	/** {@code acquire.lua}'s lock delay when none is given (ARGV[8]). */
+	/** {@code acquire.lua}'s max hold when none is given (ARGV[3]). */
+	private static final String NO_MAX_HOLD = "0";
+
+	/**
+	 * {@code acquire.lua}'s wait when none is given (ARGV[4]): the caller does not wait.
+	 */
+	private static final String NO_WAIT = "";
+
+	/** {@code acquire.lua}'s lock delay when none is given (ARGV[5]). */
 	private static final String NO_DELAY = "0";
 
 	/** An acquire script's reply, first element: acquired, with the fencing tokens. */
@@ -125,21 +133,20 @@ public final class LockScripts {
 		if (stored.size() > 1) {
 			return acquireAll(request, stored, fences, null);
 		}
-		List<String> args = List.of(request.owner(), Long.toString(request.leaseMillis()),
-				Long.toString(request.maxHoldMillis()));
+		String wait = "";
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
-			args = withoutDefaults(List.of(request.owner(), Long.toString(request.leaseMillis()),
-					Long.toString(request.maxHoldMillis()), waitMode(request, handOff),
-					Long.toString(request.entryMillis()), waiter.channel(), Long.toString(request.handOffMillis()),
-					Long.toString(request.delayMillis())), 7, NO_DELAY);
+			// a queued waiter's mode, entry life, hand-off lease and channel as one
+			// argument (acquire.lua's ARGV[4]), read only when the key is held
+			String mode = waitMode(request, handOff);
+			wait = (mode.equals("q") || mode.equals("n"))
+					? mode + ":" + request.entryMillis() + ":" + request.handOffMillis() + ":" + waiter.channel()
+					: mode;
 		}
-		else if (request.delayMillis() > 0) {
-			args = List.of(request.owner(), Long.toString(request.leaseMillis()),
-					Long.toString(request.maxHoldMillis()), "", "0", "", Long.toString(request.handOffMillis()),
-					Long.toString(request.delayMillis()));
-		}
+		List<String> args = withoutDefaults(List.of(request.owner(), Long.toString(request.leaseMillis()),
+				Long.toString(request.maxHoldMillis()), wait, Long.toString(request.delayMillis())), 2, NO_MAX_HOLD,
+				NO_WAIT, NO_DELAY);
 		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
 	}
 

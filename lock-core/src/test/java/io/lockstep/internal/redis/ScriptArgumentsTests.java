@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The scripts' arguments leave out the trailing ones that are the scripts' defaults
  * anyway (Redis pays for each argument of each call): an uncontended pair on a Redis that
- * is not a Cluster sends the owner token alone to the release, and no lock delay of 0 to
- * the acquire; whatever differs from a default is sent, with everything before it.
+ * is not a Cluster sends the owner token alone to the release, and the owner token and
+ * the lease alone to an acquire that does not wait (no max hold, no lock delay); whatever
+ * differs from a default is sent, with everything before it.
  */
 class ScriptArgumentsTests {
 
@@ -41,18 +42,32 @@ class ScriptArgumentsTests {
 	}
 
 	@Test
+	void anAcquireThatDoesNotWaitSendsTheOwnerAndTheLeaseAndWhatDiffersFromADefault() {
+		assertThat(LockScripts
+			.acquire(Acquire.once(LockId.of("k"), OWNER, 30_000, 0), List.of("k"), List.of("fence"), null, true)
+			.args()).containsExactly(OWNER, "30000");
+		assertThat(LockScripts
+			.acquire(Acquire.once(LockId.of("k"), OWNER, 30_000, 60_000), List.of("k"), List.of("fence"), null, true)
+			.args()).containsExactly(OWNER, "30000", "60000");
+		assertThat(LockScripts
+			.acquire(new Acquire(LockId.of("k"), OWNER, new LeaseTerms(30_000, 0, 30_000, 500), 0, false), List.of("k"),
+					List.of("fence"), null, true)
+			.args()).containsExactly(OWNER, "30000", "0", "", "500");
+	}
+
+	@Test
 	void aWaitingAcquireSendsALockDelayOnlyWhenThereIsOne() {
 		QueueKeys waiter = new QueueKeys("q", "t", "chan");
 		List<String> plain = LockScripts
 			.acquire(new Acquire(LockId.of("k"), OWNER, new LeaseTerms(30_000, 0, 10_000, 0), 5_000, false),
 					List.of("k"), List.of("fence"), waiter, true)
 			.args();
-		assertThat(plain).containsExactly(OWNER, "30000", "0", "n", "5000", "chan", "10000");
+		assertThat(plain).containsExactly(OWNER, "30000", "0", "n:5000:10000:chan");
 		List<String> delayed = LockScripts
 			.acquire(new Acquire(LockId.of("k"), OWNER, new LeaseTerms(30_000, 0, 10_000, 500), 5_000, false),
 					List.of("k"), List.of("fence"), waiter, true)
 			.args();
-		assertThat(delayed).containsExactly(OWNER, "30000", "0", "n", "5000", "chan", "10000", "500");
+		assertThat(delayed).containsExactly(OWNER, "30000", "0", "n:5000:10000:chan", "500");
 	}
 
 }
