@@ -18,8 +18,9 @@
 --          hand-off grants the waiter, in ms (empty: ARGV[2]; shorter for a lease the waiter's
 --          watchdog extends, so that a waiter that vanished after it queued holds the lock up
 --          only that long); <channel>: where the waiter's client hears its hand-offs. One
---          argument, read only when the key is held: Redis pays for each argument of a call
---          (about 1,350 instructions, counted with callgrind: docs/benchmarks.md)
+--          argument, since Redis pays for each argument of a call (about 1,350 instructions,
+--          counted with callgrind: docs/benchmarks.md); what follows the mode's letter is read
+--          only when the key is held
 -- ARGV[5]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
 --          after a lease that ends without a release (see exclusiveDelay in lib.lua)
 -- Returns  {ACQUIRED, fence}       acquired

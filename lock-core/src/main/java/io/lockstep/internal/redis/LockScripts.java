@@ -138,7 +138,8 @@ public final class LockScripts {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
 			// a queued waiter's mode, entry life, hand-off lease and channel as one
-			// argument (acquire.lua's ARGV[4]), read only when the key is held
+			// argument (acquire.lua's ARGV[4]); what follows the mode's letter is read
+			// only when the key is held
 			String mode = waitMode(request, handOff);
 			wait = (mode.equals("q") || mode.equals("n"))
 					? mode + ":" + request.entryMillis() + ":" + request.handOffMillis() + ":" + waiter.channel()
@@ -291,7 +292,7 @@ public final class LockScripts {
 	/**
 	 * A script's ARGV without the trailing arguments that are the script's defaults
 	 * anyway: {@code defaults} are those of the arguments from {@code first} (0-based)
-	 * on. Redis pays for every argument of every call, about 1,300 instructions each to
+	 * on. Redis pays for every argument of every call, about 1,350 instructions each to
 	 * read it and hand it to Lua (counted with callgrind, {@code docs/benchmarks.md}).
 	 */
 	private static List<String> withoutDefaults(List<String> args, int first, String... defaults) {
