@@ -36,7 +36,7 @@ public final class BenchmarkRunner {
 			       run-benchmarks.sh --compare [label=]result.json ...   compare JSON results of one or more runs
 			  --scenarios S1,S2,S3,S4,S5,RW,SEM,MACHINE  scenarios (default: all; RW and SEM run only
 			                                  lockstep and redisson, MACHINE raw Lettuce)
-			  --contenders floor,lockstep,... contenders (default: floor,lockstep,redisson,si-spin,si-pubsub)
+			  --contenders floor,lockstep,... contenders (default: floor,parked,lockstep,redisson,si-spin,si-pubsub)
 			  --clients shared,per-thread     client modes of S2, S3 and S4 (default: both; the others run shared)
 			  --warmup NxS                    N warm-up iterations of S seconds per fork (default 1x2)
 			  --measurement NxS               N measurement iterations of S seconds per fork (default 3x2)

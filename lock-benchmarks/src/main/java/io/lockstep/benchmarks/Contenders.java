@@ -13,6 +13,8 @@ enum Contenders {
 
 	FLOOR("floor", FloorContender::new),
 
+	PARKED("parked", ParkedFloorContender::new),
+
 	LOCKSTEP("lockstep", LockstepContender::new),
 
 	REDISSON("redisson", RedissonContender::new),

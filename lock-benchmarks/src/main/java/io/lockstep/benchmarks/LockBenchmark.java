@@ -43,10 +43,10 @@ public abstract class LockBenchmark {
 	static final int MAX_KEYS = 1000;
 
 	/**
-	 * Which lock: {@code floor}, {@code lockstep}, {@code redisson}, {@code si-spin},
-	 * {@code si-pubsub}.
+	 * Which lock: {@code floor}, {@code parked}, {@code lockstep}, {@code redisson},
+	 * {@code si-spin}, {@code si-pubsub}.
 	 */
-	@Param({ "floor", "lockstep", "redisson", "si-spin", "si-pubsub" })
+	@Param({ "floor", "parked", "lockstep", "redisson", "si-spin", "si-pubsub" })
 	public String contender;
 
 	final Occupancy occupancy = new Occupancy(MAX_KEYS);
