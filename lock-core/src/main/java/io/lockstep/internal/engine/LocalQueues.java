@@ -1,6 +1,7 @@
 package io.lockstep.internal.engine;
 
 import java.util.ArrayDeque;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -66,7 +67,7 @@ final class LocalQueues {
 	 * The local waiters of each key; changed under its own monitor (the monitor of this
 	 * class's every part), read without.
 	 */
-	private final Map<String, ArrayDeque<Waiter>> waiting = new ConcurrentHashMap<>();
+	private final Map<String, KeyQueue> waiting = new ConcurrentHashMap<>();
 
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Set<String> asking = ConcurrentHashMap.newKeySet();
@@ -90,13 +91,13 @@ final class LocalQueues {
 	 */
 	boolean isHead(Waiter waiter) {
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key());
+			KeyQueue queue = this.waiting.get(waiter.key());
 			return queue != null && (waiter.shared() || headOf(queue, waiter.handOffs()) == waiter);
 		}
 	}
 
 	/** The first waiter of the kind, or {@code null}. Under the monitor. */
-	private static Waiter headOf(ArrayDeque<Waiter> queue, boolean handOffs) {
+	private static Waiter headOf(KeyQueue queue, boolean handOffs) {
 		for (Waiter waiter : queue) {
 			if (waiter.handOffs() == handOffs) {
 				return waiter;
@@ -153,7 +154,7 @@ final class LocalQueues {
 		else {
 			listening = this.subscriptions.listen(key);
 		}
-		this.waiting.computeIfAbsent(key, (k) -> new ArrayDeque<>()).addLast(waiter);
+		this.waiting.computeIfAbsent(key, (k) -> new KeyQueue()).add(waiter);
 		return listening;
 	}
 
@@ -165,7 +166,7 @@ final class LocalQueues {
 	 */
 	void unregister(Waiter waiter, boolean acquired) {
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(waiter.key());
+			KeyQueue queue = this.waiting.get(waiter.key());
 			if (queue == null) {
 				return;
 			}
@@ -214,7 +215,7 @@ final class LocalQueues {
 	 */
 	void handedOff(String key, String owner, long fencingToken, long leaseMillis) {
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(key);
+			KeyQueue queue = this.waiting.get(key);
 			if (queue != null) {
 				for (Waiter waiter : queue) {
 					if (waiter.owner().equals(owner)) {
@@ -245,9 +246,18 @@ final class LocalQueues {
 	 * trip), or freed it with nobody queued, which each head's periodic re-check finds.
 	 */
 	void released(String key) {
+		// read without the monitor, as if the monitor were taken at the moment of the
+		// read: the map and the count change only under it, once per locked section, and
+		// a queue is removed only when empty, so one replaced since the map was read
+		// counts 0 for good; a release that can wake no one leaves the monitor to the
+		// waiters taking their turn
+		KeyQueue queue = this.waiting.get(key);
 		boolean handOffsHeard = this.wakeUps.notifies();
+		if (queue == null || handOffsHeard && !queue.wokenByReleases()) {
+			return;
+		}
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(key);
+			queue = this.waiting.get(key);
 			if (queue != null) {
 				signalFirst(queue, handOffsHeard);
 			}
@@ -260,7 +270,7 @@ final class LocalQueues {
 	 * reader, a permit holder), every waiter for a share in line before the next
 	 * exclusive one: the release may admit all of them.
 	 */
-	private static void signalFirst(ArrayDeque<Waiter> queue, boolean exceptHandOffWaiters) {
+	private static void signalFirst(KeyQueue queue, boolean exceptHandOffWaiters) {
 		boolean shares = false;
 		for (Waiter waiter : queue) {
 			if (exceptHandOffWaiters && waiter.handOffs()) {
@@ -279,7 +289,7 @@ final class LocalQueues {
 	/** The local waiters of the key now. */
 	int waitersOf(String key) {
 		synchronized (this.waiting) {
-			ArrayDeque<Waiter> queue = this.waiting.get(key);
+			KeyQueue queue = this.waiting.get(key);
 			return (queue != null) ? queue.size() : 0;
 		}
 	}
@@ -324,6 +334,59 @@ final class LocalQueues {
 		 */
 		default boolean shared() {
 			return false;
+		}
+
+	}
+
+	/**
+	 * A key's local waiters in arrival order, changed under the queues' monitor, and
+	 * whether a release may wake any of them while hand-offs are heard, read without it.
+	 * Its iterator cannot remove: only {@link #remove} keeps the count.
+	 */
+	private static final class KeyQueue implements Iterable<Waiter> {
+
+		private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+
+		/**
+		 * How many of them are not told by a hand-off (a release may wake those); written
+		 * under the monitor.
+		 */
+		private volatile int toldByReleases;
+
+		void add(Waiter waiter) {
+			this.waiters.addLast(waiter);
+			if (!waiter.handOffs()) {
+				this.toldByReleases++;
+			}
+		}
+
+		boolean remove(Waiter waiter) {
+			boolean removed = this.waiters.remove(waiter);
+			if (removed && !waiter.handOffs()) {
+				this.toldByReleases--;
+			}
+			return removed;
+		}
+
+		/**
+		 * Whether a release may wake any of them while hand-offs are heard
+		 * ({@code false}: none).
+		 */
+		boolean wokenByReleases() {
+			return this.toldByReleases > 0;
+		}
+
+		boolean isEmpty() {
+			return this.waiters.isEmpty();
+		}
+
+		int size() {
+			return this.waiters.size();
+		}
+
+		@Override
+		public Iterator<Waiter> iterator() {
+			return Collections.unmodifiableCollection(this.waiters).iterator();
 		}
 
 	}

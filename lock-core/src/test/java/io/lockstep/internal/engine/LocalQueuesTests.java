@@ -3,9 +3,12 @@ package io.lockstep.internal.engine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -130,8 +133,51 @@ class LocalQueuesTests {
 		assertThat(second.events).containsExactly("promoted");
 	}
 
+	/**
+	 * A release that can wake no local waiter (the key has none, or only waiters that a
+	 * hand-off tells, while hand-offs are heard) does not wait for the queues' monitor:
+	 * the releasing caller returns while another thread holds it, here a hand-off
+	 * listener that has not returned yet.
+	 */
+	@Test
+	void aReleaseThatCanWakeNoOneDoesNotWaitForTheQueuesMonitor() throws Exception {
+		CountDownLatch inside = new CountDownLatch(1);
+		CountDownLatch leave = new CountDownLatch(1);
+		Heard busy = new Heard() {
+			@Override
+			public void handedOff(String owner, long fencingToken, long leaseMillis) {
+				inside.countDown();
+				try {
+					leave.await(30, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}
+		};
+		this.waiters.register("lockstep:busy", "owner-1", true, busy);
+		Heard handedOffOnly = new Heard();
+		this.waiters.register("lockstep:job", "owner-2", true, handedOffOnly);
+		Thread holder = new Thread(() -> this.waiters.handedOff("lockstep:busy", "owner-1", 1, 1_000));
+		holder.start();
+		try {
+			assertThat(inside.await(10, TimeUnit.SECONDS)).as("the listener holds the monitor").isTrue();
+			CompletableFuture<Void> releases = CompletableFuture.runAsync(() -> {
+				this.waiters.released("lockstep:job");
+				this.waiters.released("lockstep:none");
+			});
+			assertThat(releases).as("releases returned while the monitor is held")
+				.succeedsWithin(Duration.ofSeconds(10));
+		}
+		finally {
+			leave.countDown();
+			holder.join(10_000);
+		}
+		assertThat(handedOffOnly.events).as("a hand-off waiter is not woken by a release").isEmpty();
+	}
+
 	/** What a waiter heard, in order. */
-	private static final class Heard implements LocalQueues.Listener {
+	private static class Heard implements LocalQueues.Listener {
 
 		private final List<String> events = new ArrayList<>();
 
