@@ -133,7 +133,7 @@ public final class LockScripts {
 		if (stored.size() > 1) {
 			return acquireAll(request, stored, fences, null);
 		}
-		String wait = "";
+		String wait = NO_WAIT;
 		if (waiter != null) {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
