@@ -94,7 +94,7 @@ if mine then
     ttl = math.min(ttl, mine[4] - now)
   end
   if ttl > 0 then
-    mine[3] = now + ttl
+    changed(mine)[3] = now + ttl
     latest = math.max(latest, mine[3] + mine[5])
   else
     ttl = math.max(0, mine[3] - now)

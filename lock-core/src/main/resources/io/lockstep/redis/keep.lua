@@ -23,7 +23,7 @@ for i = 1, #KEYS do
       if mine[4] > 0 and mine[4] < ends then
         ends = mine[4]
       end
-      mine[3] = ends
+      changed(mine)[3] = ends
       mine[4] = ends
       -- kept, then released: no lock delay after it
       mine[5] = 0

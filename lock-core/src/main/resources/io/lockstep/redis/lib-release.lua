@@ -13,9 +13,10 @@
 local owner, message, publish = ARGV[1], ARGV[2] or 'released', ARGV[3] or 'PUBLISH'
 local notifies = message ~= ''
 
--- Tells a waiter on its client's channel that the key was handed to it.
+-- Tells a waiter on its client's channel that the key was handed to it (fence: the token in
+-- decimal digits).
 local function tell(k, channel, waiter, fence, lease)
-  redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. decimal(fence) .. ':' .. lease .. ':' .. k.key)
+  redis.pcall(publish, channel, 'g:' .. waiter .. ':' .. fence .. ':' .. lease .. ':' .. k.key)
 end
 
 -- Grants a share of the key to a queued reader or permit holder (added to holders, told on its
@@ -27,8 +28,12 @@ local function grantShare(k, holders, waiter, lease, maxHold, channel, delay)
   if maxHold > 0 then
     cap = now + maxHold
   end
-  holders[#holders + 1] = {waiter, fence, now + lease, cap, delay}
-  tell(k, channel, waiter, fence, lease)
+  -- the token's digits written once, for the holder's text and the message
+  local digits = decimal(fence)
+  local holder = {waiter, fence, now + lease, cap, delay}
+  holder[6] = holderText(holder, digits)
+  holders[#holders + 1] = holder
+  tell(k, channel, waiter, digits, lease)
   return now + lease + delay
 end
 
@@ -81,7 +86,7 @@ local function handOff(k)
     cap = now + maxHold
   end
   redis.call('SET', k.key, exclusiveValue(waiter, fence, cap, delay, now + lease) .. ':w', 'PX', lease + delay)
-  tell(k, channel, waiter, fence, lease)
+  tell(k, channel, waiter, decimal(fence), lease)
   return true
 end
 
@@ -98,9 +103,9 @@ end
 
 -- One of several holders (a reader or a permit holder) leaves; the last one frees the key, and
 -- a semaphore's permit holder that leaves hands its permit to the first permit holder in line,
--- or notifies the key's waiters when none is queued.
-local function leaveShare(k, current)
-  local kind, holders, waited = parseShared(current)
+-- or notifies the key's waiters when none is queued. current is the key's value, and kind,
+-- holders and waited what parseShared read from it.
+local function leaveShare(k, current, kind, holders, waited)
   local others = {}
   for _, h in ipairs(holders) do
     if h[1] ~= owner then
@@ -142,8 +147,10 @@ local function release(k, current)
     return counted
   end
   if holdsShare(current, owner) then
-    local counted = heldShare(k.key, current, owner) and 1 or 0
-    leaveShare(k, current)
+    -- read once: parsing is most of a share's release
+    local kind, holders, waited = parseShared(current)
+    local counted = shareOf(k.key, holders, owner) and 1 or 0
+    leaveShare(k, current, kind, holders, waited)
     return counted
   end
   return 0

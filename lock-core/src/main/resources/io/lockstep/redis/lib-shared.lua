@@ -8,31 +8,45 @@
 -- frees its share when its own lease ends, or its delay after (it is dropped by the next script
 -- that reads the holders), and the key expires with the last.
 
--- kind, holders ({owner, fence, expires, cap, delay} each), waited
+-- kind, holders ({owner, fence, expires, cap, delay, text} each: text is the holder's part of
+-- the value as read, which formatShared writes back as it is unless a change dropped it, see
+-- changed), waited. One pattern over the whole value, each part up to the next '|' or the end.
 local function parseShared(value)
   local waited = isWaited(value)
   if waited then
     value = string.sub(value, 1, -3)
   end
   local holders = {}
-  for part in string.gmatch(value, '|([^|]+)') do
-    local owner, fence, expires, cap, delay = string.match(part, '^([^,]+),(%d+),(%d+),(%d+),?(%d*)$')
-    if owner then
-      holders[#holders + 1] = {owner, tonumber(fence), tonumber(expires), tonumber(cap), tonumber(delay) or 0}
-    end
+  for part, owner, fence, expires, cap, delay
+      in string.gmatch(value, '|(([^,|]+),(%d+),(%d+),(%d+),?(%d*))%f[|%z]') do
+    holders[#holders + 1] = {owner, tonumber(fence), tonumber(expires), tonumber(cap), tonumber(delay) or 0, part}
   end
   return string.match(value, '^([^|]*)'), holders, waited
+end
+
+-- A holder's fields changed: formatShared writes its part anew. Whoever changes a holder read
+-- by parseShared calls this (its text would write the old fields back).
+local function changed(h)
+  h[6] = nil
+  return h
+end
+
+-- A holder's part of the value, "<owner>,<fence>,<expires>,<cap>[,<delay>]"; fence: its
+-- token's digits when the caller has them already.
+local function holderText(h, fence)
+  local part = h[1] .. ',' .. (fence or decimal(h[2])) .. ',' .. decimal(h[3]) .. ',' .. decimal(h[4])
+  if (h[5] or 0) > 0 then
+    part = part .. ',' .. decimal(h[5])
+  end
+  return part
 end
 
 local function formatShared(kind, holders, waited)
   local parts = {kind}
   for _, h in ipairs(holders) do
-    local part = h[1] .. ',' .. decimal(h[2]) .. ',' .. decimal(h[3]) .. ','
-      .. decimal(h[4])
-    if (h[5] or 0) > 0 then
-      part = part .. ',' .. decimal(h[5])
-    end
-    parts[#parts + 1] = part
+    -- a holder read and not changed keeps its text: formatting numbers is most of this
+    -- function's work (decimal in lib.lua), and holders mostly stay as they were
+    parts[#parts + 1] = h[6] or holderText(h)
   end
   local value = table.concat(parts, '|')
   if waited then
@@ -55,7 +69,7 @@ local function liveHolders(key, holders, now)
       if not ttl then
         ttl = redis.call('PTTL', key)
       end
-      h[3] = now + math.max(ttl, 0) - h[5]
+      changed(h)[3] = now + math.max(ttl, 0) - h[5]
     end
     if h[3] + h[5] > now then
       live[#live + 1] = h
@@ -86,14 +100,19 @@ local function holderOf(holders, owner)
   return nil
 end
 
--- The owner's entry among a shared value's holders, nil when it has none or is in its lock
--- delay (its lease ended).
-local function heldShare(key, value, owner)
-  local _, holders = parseShared(value)
+-- The owner's entry among a key's holders (as parseShared read them), nil when it has none
+-- or is in its lock delay (its lease ended).
+local function shareOf(key, holders, owner)
   local mine = holderOf(holders, owner)
   if mine and mine[5] > 0 then
     mine = holderOf(liveHolders(key, holders, serverMillis()), owner)
     mine = (mine and holderLasts(mine, serverMillis())) and mine or nil
   end
   return mine
+end
+
+-- The owner's entry among a shared value's holders, as shareOf.
+local function heldShare(key, value, owner)
+  local _, holders = parseShared(value)
+  return shareOf(key, holders, owner)
 end

@@ -28,7 +28,7 @@ local function renewShare(key, current, owner, asked)
   if ttl <= 0 then
     return CAPPED
   end
-  mine[3] = now + ttl
+  changed(mine)[3] = now + ttl
   storeShared(key, kind, holders, waited, math.max(latest, mine[3] + mine[5]), now)
   return ttl
 end

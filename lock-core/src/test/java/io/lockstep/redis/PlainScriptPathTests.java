@@ -31,6 +31,9 @@ class PlainScriptPathTests {
 
 	private ScriptRunner scripts;
 
+	/** The command statistics of the last {@link #release}'s script. */
+	private String lastInfo = "";
+
 	PlainScriptPathTests(RedisNode redis) {
 		this.redis = redis;
 	}
@@ -68,6 +71,50 @@ class PlainScriptPathTests {
 		// the owner's plain values (with and without a cap), its waited one (no waiter
 		// queued: deleted and published), its delayed ones whose lease lasts, its share
 		assertThat(plainReleases).isEqualTo(6);
+	}
+
+	@Test
+	void aReaderThatLeavesOtherReadersEndsAsTheGeneralReleaseEndsIt() {
+		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
+		String soon = Long.toString(now + 30_000);
+		// the key's TTL (60 s, as release() sets it) is the latest lease end of its
+		// holders
+		String last = Long.toString(now + 60_000);
+		List<String> shapes = List.of("r|" + OWNER + ",7," + soon + ",0|ffff,8," + last + ",0",
+				"r|ffff,8," + last + ",0|" + OWNER + ",7," + soon + ",0:w",
+				"r|ffff,8," + last + ",0|" + OWNER + ",7," + soon + ",0|eeee,9," + soon + ",0:w",
+				// another lease that ends with its own, or later by its lock delay
+				"r|" + OWNER + ",7," + last + ",0|ffff,8," + last + ",0",
+				"r|" + OWNER + ",7," + last + ",0|ffff,8," + soon + ",0,30000:w",
+				// its own lease end is the key's TTL: the TTL must come down to the
+				// others'
+				"r|" + OWNER + ",7," + last + ",0|ffff,8," + soon + ",0",
+				// and the others' leases ended: the key is freed
+				"r|" + OWNER + ",7," + last + ",0|ffff,8," + (now - 100) + ",0:w",
+				// a lock delay, a semaphore, a sole reader, another owner whose token
+				// starts
+				// with the owner's
+				"r|" + OWNER + ",7," + soon + ",0,500|ffff,8," + last + ",0",
+				"s3|" + OWNER + ",7," + soon + ",0|ffff,8," + last + ",0", "r|" + OWNER + ",7,0,0",
+				"r|ffff,8," + last + ",0|" + OWNER + "0,7," + soon + ",0");
+		List<String> differences = new ArrayList<>();
+		int plainLeaves = 0;
+		for (String shape : shapes) {
+			Outcome plain = release(shape, List.of("k", "q", "t", "fence"));
+			// the plain path writes the value once and never reads the server time
+			boolean leftByPlainPath = !this.lastInfo.contains("cmdstat_time:")
+					&& this.lastInfo.contains("cmdstat_set:calls=1,");
+			Outcome general = release(shape, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"));
+			if (!plain.equals(general)) {
+				differences.add(shape + ": plain " + plain + ", general " + general);
+			}
+			plainLeaves += leftByPlainPath ? 1 : 0;
+		}
+		System.out.printf("plain release of a reader: %d value shapes, %d left by the plain path, %d differences%n",
+				shapes.size(), plainLeaves, differences.size());
+		assertThat(differences).isEmpty();
+		// the first five
+		assertThat(plainLeaves).isEqualTo(5);
 	}
 
 	@Test
@@ -119,6 +166,7 @@ class PlainScriptPathTests {
 		List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
 				List.of(OWNER, "30000", "0", mode + ":2000:5000:chan", "0"));
 		String info = (String) this.redis.call("INFO", "commandstats");
+		this.lastInfo = info;
 		long pttl = (Long) this.redis.call("PTTL", "k");
 		List<Object> shown = new ArrayList<>(reply);
 		if (reply.size() == 1) {
@@ -148,10 +196,14 @@ class PlainScriptPathTests {
 		this.redis.call("CONFIG", "RESETSTAT");
 		Long released = this.scripts.eval(LockScripts.RELEASE, keys, List.of(OWNER));
 		String info = (String) this.redis.call("INFO", "commandstats");
-		return new Outcome(released, (String) this.redis.call("GET", "k"), info.contains("cmdstat_publish:"));
+		this.lastInfo = info;
+		long pttl = (Long) this.redis.call("PTTL", "k");
+		return new Outcome(released, (String) this.redis.call("GET", "k"), info.contains("cmdstat_publish:"),
+				(pttl > 55_000) ? "about 60 s" : (pttl > 25_000) ? "about 30 s" : Long.toString(pttl));
 	}
 
-	private record Outcome(long released, String left, boolean published) {
+	/** What a release left: its reply, the key's value and TTL, whether it published. */
+	private record Outcome(long released, String left, boolean published, String ttl) {
 	}
 
 }
