@@ -28,9 +28,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * libraries it calls: Redis defines every function of the text again on each run, which
  * is also why the acquire and release scripts begin with their commonest case
  * ({@code acquire-plain.lua}: a free key; {@code release-plain.lua}: one plain key of its
- * owner), which returns before any library function is defined. Redis numbers the lines
- * of the whole text; {@link #explain} turns its {@code user_script:<line>} back into the
- * file and line.
+ * owner, or a reader that leaves other readers), which returns before any library
+ * function is defined. Redis numbers the lines of the whole text; {@link #explain} turns
+ * its {@code user_script:<line>} back into the file and line.
  */
 final class ScriptTexts {
 
