@@ -95,7 +95,8 @@ if mine then
   end
   if ttl > 0 then
     changed(mine)[3] = now + ttl
-    latest = math.max(latest, mine[3] + mine[5])
+    -- a shorter lease than it had: the latest end may be another's now
+    latest = latestEnd(holders)
   else
     ttl = math.max(0, mine[3] - now)
   end

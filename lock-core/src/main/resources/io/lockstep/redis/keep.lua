@@ -15,8 +15,7 @@ for i = 1, #KEYS do
   if current and holdsShare(current, owner) then
     -- a reader's or permit holder's share: its own lease and cap end then
     local kind, holders, waited = parseShared(current)
-    local latest
-    holders, latest = liveHolders(KEYS[i], holders, now)
+    holders = liveHolders(KEYS[i], holders, now)
     local mine = holderOf(holders, owner)
     if mine and holderLasts(mine, now) then
       local ends = now + tonumber(ARGV[2])
@@ -27,10 +26,7 @@ for i = 1, #KEYS do
       mine[4] = ends
       -- kept, then released: no lock delay after it
       mine[5] = 0
-      latest = 0
-      for _, h in ipairs(holders) do
-        latest = math.max(latest, h[3] + h[5])
-      end
+      local latest = latestEnd(holders)
       storeShared(KEYS[i], kind, holders, waited, latest, now)
       kept = kept + 1
     end

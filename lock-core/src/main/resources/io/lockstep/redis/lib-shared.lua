@@ -79,6 +79,15 @@ local function liveHolders(key, holders, now)
   return live, latest
 end
 
+-- The latest moment a holder's lease, or lock delay after it, ends: how long the key must live.
+local function latestEnd(holders)
+  local latest = 0
+  for _, h in ipairs(holders) do
+    latest = math.max(latest, h[3] + h[5])
+  end
+  return latest
+end
+
 -- Whether a holder's own lease lasts (not ended, nor in its lock delay); for holders that
 -- liveHolders returned (an expiry of 0 resolved).
 local function holderLasts(h, now)

@@ -15,8 +15,7 @@ local CAPPED = -1
 local function renewShare(key, current, owner, asked)
   local kind, holders, waited = parseShared(current)
   local now = serverMillis()
-  local latest
-  holders, latest = liveHolders(key, holders, now)
+  holders = liveHolders(key, holders, now)
   local mine = holderOf(holders, owner)
   if not mine or not holderLasts(mine, now) then
     return LOST
@@ -29,7 +28,8 @@ local function renewShare(key, current, owner, asked)
     return CAPPED
   end
   changed(mine)[3] = now + ttl
-  storeShared(key, kind, holders, waited, math.max(latest, mine[3] + mine[5]), now)
+  -- a renewal may ask for less than the lease has left: the latest end may be another's now
+  storeShared(key, kind, holders, waited, latestEnd(holders), now)
   return ttl
 end
 

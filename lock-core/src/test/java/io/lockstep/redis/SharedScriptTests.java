@@ -136,6 +136,19 @@ class SharedScriptTests {
 	}
 
 	@Test
+	void theKeysTtlIsTheLatestLeaseEndOfItsHoldersAlsoWhenAHoldersLeaseIsShortened() {
+		assertThat(this.scripts.shared(A, 30_000, "r", "", 0).get(0)).isEqualTo(1L);
+		assertThat(this.scripts.shared(B, 60_000, "r", "", 0).get(0)).isEqualTo(1L);
+		assertThat(this.scripts.pttl()).isGreaterThan(55_000L);
+		// B's renewal asks for less than its lease has left: A's lease ends last now
+		assertThat(this.scripts.renew(B, 5_000)).isEqualTo(5_000L);
+		assertThat(this.scripts.pttl()).as("after B's shorter renewal").isBetween(25_000L, 30_000L);
+		// A's repeated acquire shortens its lease: B's ends last
+		assertThat(this.scripts.shared(A, 2_000, "r", "", 0)).hasSize(3);
+		assertThat(this.scripts.pttl()).as("after A's shorter repeated acquire").isBetween(3_000L, 5_000L);
+	}
+
+	@Test
 	void aWritersReleaseLetsInTheReadersBeforeTheNextLiveWriterAndDropsTheDeadEntries() {
 		long now = serverMillis();
 		this.redis.call("SET", "k", W + ":5:0:w", "PX", "30000");
