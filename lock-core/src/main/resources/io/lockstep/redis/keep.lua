@@ -26,8 +26,7 @@ for i = 1, #KEYS do
       mine[4] = ends
       -- kept, then released: no lock delay after it
       mine[5] = 0
-      local latest = latestEnd(holders)
-      storeShared(KEYS[i], kind, holders, waited, latest, now)
+      storeShared(KEYS[i], kind, holders, waited, latestEnd(holders), now)
       kept = kept + 1
     end
   elseif current and ownedBy(current, owner) and leaseLasts(current) then

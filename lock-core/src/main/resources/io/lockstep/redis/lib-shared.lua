@@ -55,6 +55,15 @@ local function formatShared(kind, holders, waited)
   return value
 end
 
+-- The latest moment a holder's lease, or lock delay after it, ends: how long the key must live.
+local function latestEnd(holders)
+  local latest = 0
+  for _, h in ipairs(holders) do
+    latest = math.max(latest, h[3] + h[5])
+  end
+  return latest
+end
+
 -- The holders whose lease, or lock delay after it, has not ended (an expiry of 0 becomes the
 -- key's, less the holder's delay), and the latest moment the key must live until for them.
 -- A holder in its delay still counts (a writer waits for it, a permit stays taken), but no
@@ -62,7 +71,6 @@ end
 local function liveHolders(key, holders, now)
   local ttl = nil
   local live = {}
-  local latest = 0
   for _, h in ipairs(holders) do
     h[5] = h[5] or 0
     if h[3] == 0 then
@@ -73,19 +81,9 @@ local function liveHolders(key, holders, now)
     end
     if h[3] + h[5] > now then
       live[#live + 1] = h
-      latest = math.max(latest, h[3] + h[5])
     end
   end
-  return live, latest
-end
-
--- The latest moment a holder's lease, or lock delay after it, ends: how long the key must live.
-local function latestEnd(holders)
-  local latest = 0
-  for _, h in ipairs(holders) do
-    latest = math.max(latest, h[3] + h[5])
-  end
-  return latest
+  return live, latestEnd(live)
 end
 
 -- Whether a holder's own lease lasts (not ended, nor in its lock delay); for holders that
