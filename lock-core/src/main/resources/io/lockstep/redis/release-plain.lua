@@ -1,12 +1,20 @@
 -- The release of one key (release.lua's KEYS and ARGV) in its commonest cases, before the
 -- libraries are defined; Redis defines every library function again on each run, which these
 -- cases then do not pay. Any other value goes on to release.lua, which is given the value read
--- here (plainRead; false when the key is missing, nil when not read).
+-- here (plainRead; false when the key is missing, nil when not read) and the fencing counter's
+-- value when this script incremented it (plainFence, else nil).
 -- 1. The key holds this owner's plain exclusive value "<owner>:<fence>:<cap>" (no waiter's mark,
 --    no lock delay, not a share): it is deleted and counted, as free() in lib-release.lua would.
 --    The owner's token (hex, see OwnerTokens) is compared in place, and only what follows it is
 --    matched: no string is made for the comparison.
--- 2. A reader without a lock delay leaves other readers ("r|...", see lib-shared.lua), one of
+-- 2. The key holds this owner's exclusive value marked as waited for ("...:w", no lock delay), and
+--    the first entry of its queue is a live exclusive waiter without max hold or lock delay
+--    ("<expires>:<lease>:0:x:<channel>", see joinQueue in lib-acquire.lua): the key is handed
+--    to it as handOff() in lib-release.lua would ("<waiter>:<fence>:0:w" for the hand-off
+--    lease, the entry taken off, the waiter told on its channel). A writer's mark on several
+--    keys does not keep the key from an exclusive waiter first in line. When the fencing
+--    counter was missing (INCR gave 1), release.lua seeds it (plainFence) and hands off.
+-- 3. A reader without a lock delay leaves other readers ("r|...", see lib-shared.lua), one of
 --    which holds a lease that ends no earlier than the owner's (its lease end, plus its lock
 --    delay). The key's TTL is the latest such end of the holders in the value (every script
 --    that writes one sets it so), so it stays as it is; that holder stays, so the key is
@@ -16,6 +24,7 @@
 --    others until one such holder: at a reader's release, reading every holder is most of the
 --    work, and readers let in together end together.
 local plainRead = nil
+local plainFence = nil
 if #KEYS == 4 then
   plainRead = redis.call('GET', KEYS[1])
   local at = #ARGV[1] + 1
@@ -23,6 +32,32 @@ if #KEYS == 4 then
       and string.find(plainRead, '^%d+:%d+$', at + 1) then
     redis.call('DEL', KEYS[1])
     return 1
+  end
+  -- this owner's, waited for, handed to the queue's first entry when that is a plain exclusive one
+  if plainRead and (ARGV[2] or 'released') ~= '' and string.byte(plainRead, at) == 58
+      and string.find(plainRead, ARGV[1], 1, true) == 1 and string.find(plainRead, '^%d+:%d+:w$', at + 1) then
+    local waiter = redis.call('LINDEX', KEYS[2], 0)
+    local entry = waiter and redis.call('HGET', KEYS[3], waiter)
+    local expires, lease, channel
+    if entry then
+      expires, lease, channel = string.match(entry, '^(%d+):(%d+):0:x:(.*)$')
+    end
+    if expires and not string.find(channel, '^d%d+:') then
+      local time = redis.call('TIME')
+      if tonumber(expires) > tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
+        plainFence = redis.call('INCR', KEYS[4])
+        if plainFence > 1 then
+          local low = plainFence % 1e8
+          local fence = (plainFence < 1e8) and string.format('%d', plainFence)
+            or string.format('%d%08d', (plainFence - low) / 1e8, low)
+          redis.call('SET', KEYS[1], waiter .. ':' .. fence .. ':0:w', 'PX', lease)
+          redis.call('LPOP', KEYS[2])
+          redis.call('HDEL', KEYS[3], waiter)
+          redis.pcall(ARGV[3] or 'PUBLISH', channel, 'g:' .. waiter .. ':' .. fence .. ':' .. lease .. ':' .. KEYS[1])
+          return 1
+        end
+      end
+    end
   end
   -- "r|" (bytes 114, 124)
   if plainRead and string.byte(plainRead, 1) == 114 and string.byte(plainRead, 2) == 124 then

@@ -13,8 +13,13 @@
 -- Returns         the number of keys released or handed off; a key that expired or belongs to
 --                 another owner is left untouched, and one in its lock delay is not counted
 -- Runs after release-plain.lua, which releases a single plain key itself and passes on the
--- value it read (plainRead).
+-- value it read (plainRead), and the fencing counter it incremented (plainFence).
 local n = #KEYS / 4
+if plainFence ~= nil then
+  -- the counter was missing: seeded here, as nextFence would have seeded it (then incremented
+  -- for the hand-off)
+  fenceAfter(KEYS[4], plainFence)
+end
 local released = 0
 for i = 1, n do
   local k = {key = KEYS[i], queue = KEYS[n + i], table = KEYS[2 * n + i], counter = KEYS[3 * n + i]}

@@ -2,7 +2,13 @@ package io.lockstep.redis;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -118,6 +124,108 @@ class PlainScriptPathTests {
 	}
 
 	@Test
+	void anExclusiveKeyHandedToItsFirstWaiterEndsAsTheGeneralReleaseEndsIt() throws InterruptedException {
+		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
+		String live = Long.toString(now + 60_000);
+		String dead = Long.toString(now - 100);
+		String waiter = "fedcba9876543210fedcba9876543210";
+		String other = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee";
+		String waited = OWNER + ":7:0:w";
+		// a state: the key's value, then the queue's entries (owner token, table entry;
+		// an entry left out of the table is a token without one), then "message=" for
+		// the release's notification, "fence=" for the counter (empty: missing), or
+		// "mark=" for a writer's mark on several keys
+		List<List<String>> states = List.of(
+				// a live exclusive waiter first, without max hold or lock delay
+				List.of(waited, waiter, live + ":5000:0:x:chan"),
+				List.of(OWNER + ":7:" + live + ":w", waiter, live + ":5000:0:x:chan", other, live + ":5000:0:x:chan"),
+				List.of(waited, waiter, live + ":5000:0:x:chan", "mark=" + other + ":" + live),
+				// the counter missing: the token is seeded from the clock
+				List.of(waited, waiter, live + ":5000:0:x:chan", "fence="),
+				// a max hold, a lock delay, a reader, an entry of an earlier version
+				List.of(waited, waiter, live + ":5000:3000:x:chan"),
+				List.of(waited, waiter, live + ":5000:0:x:d500:chan"),
+				List.of(waited, waiter, live + ":5000:0:r:chan", other, live + ":5000:0:x:chan"),
+				List.of(waited, waiter, live + ":5000:0:chan"),
+				// dead entries before a live one, a token without an entry, no waiter
+				List.of(waited, other, dead + ":5000:0:x:chan", waiter, live + ":5000:0:x:chan"),
+				List.of(waited, other, "", waiter, live + ":5000:0:x:chan"), List.of(waited),
+				// the owner's lease in its lock delay, another owner's key, a release
+				// that
+				// notifies nobody (undoing a failed attempt)
+				List.of(OWNER + ":7:0:500:" + live + ":w", waiter, live + ":5000:0:x:chan"),
+				List.of(other + ":7:0:w", waiter, live + ":5000:0:x:chan"),
+				List.of(waited, waiter, live + ":5000:0:x:chan", "message="));
+		List<String> differences = new ArrayList<>();
+		int plainHandOffs = 0;
+		try (HandOffListener heard = new HandOffListener(this.scripts.client())) {
+			for (List<String> state : states) {
+				String plain = handOff(state, List.of("k", "q", "t", "fence"), heard);
+				// the plain path reads the queue's first entry once (LINDEX, HGET); the
+				// general
+				// path reads a writer's mark too (HGET), then pops the entry it reads
+				boolean byPlainPath = this.lastInfo.contains("cmdstat_lindex:calls=1,")
+						&& this.lastInfo.contains("cmdstat_hget:calls=1,") && plain.startsWith("1 ");
+				String general = handOff(state, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"), heard);
+				if (!plain.equals(general)) {
+					differences.add(state + ":\n  plain   " + plain + "\n  general " + general);
+				}
+				plainHandOffs += byPlainPath ? 1 : 0;
+			}
+		}
+		System.out.printf("plain hand-off: %d key states, %d handed off by the plain path, %d differences%n",
+				states.size(), plainHandOffs, differences.size());
+		assertThat(differences).isEmpty();
+		// the first four
+		assertThat(plainHandOffs).isEqualTo(4);
+	}
+
+	/**
+	 * Sets the key, its queue and table (and its fencing counter to 41 unless the state
+	 * says otherwise), releases it as the owner, and reads the reply, what is left and
+	 * what was published, fencing tokens seeded from the clock written as {@code T}.
+	 */
+	private String handOff(List<String> state, List<String> keys, HandOffListener heard) throws InterruptedException {
+		this.redis.call("FLUSHALL");
+		this.redis.call("SET", "k", state.get(0), "PX", "60000");
+		String fence = "41";
+		String message = null;
+		for (int i = 1; i < state.size(); i++) {
+			String item = state.get(i);
+			if (item.startsWith("fence=")) {
+				fence = item.substring(6);
+			}
+			else if (item.startsWith("message=")) {
+				message = item.substring(8);
+			}
+			else if (item.startsWith("mark=")) {
+				this.redis.call("HSET", "t", "~w", item.substring(5));
+			}
+			else {
+				this.redis.call("RPUSH", "q", item);
+				if (!state.get(i + 1).isEmpty()) {
+					this.redis.call("HSET", "t", item, state.get(i + 1));
+				}
+				i++;
+			}
+		}
+		if (!fence.isEmpty()) {
+			this.redis.call("SET", "fence", fence);
+		}
+		this.redis.call("CONFIG", "RESETSTAT");
+		Long released = this.scripts.eval(LockScripts.RELEASE, keys,
+				(message != null) ? List.of(OWNER, message) : List.of(OWNER));
+		this.lastInfo = (String) this.redis.call("INFO", "commandstats");
+		long pttl = (Long) this.redis.call("PTTL", "k");
+		String left = released + " k=" + this.redis.call("GET", "k") + " ttl="
+				+ ((pttl > 55_000) ? "about 60 s" : "about " + Math.round(pttl / 100.0) * 100 + " ms") + " fence="
+				+ this.redis.call("GET", "fence") + " queue=" + this.redis.call("LRANGE", "q", "0", "-1") + " table="
+				+ this.redis.call("HGETALL", "t") + " published=" + heard.drain(this.redis);
+		// and the times in ms, which the two runs read apart
+		return left.replaceAll("1[0-9]{15}", "T").replaceAll("1[0-9]{12}", "t");
+	}
+
+	@Test
 	void everyKeyStateIsAcquiredAsTheGeneralAcquireAcquiresIt() {
 		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
 		List<String> states = List.of("", "ffff:7:0", OWNER + ":7:0", OWNER + ":7:0:w",
@@ -200,6 +308,48 @@ class PlainScriptPathTests {
 		long pttl = (Long) this.redis.call("PTTL", "k");
 		return new Outcome(released, (String) this.redis.call("GET", "k"), info.contains("cmdstat_publish:"),
 				(pttl > 55_000) ? "about 60 s" : (pttl > 25_000) ? "about 30 s" : Long.toString(pttl));
+	}
+
+	/**
+	 * The messages on the waiter's channel {@code chan} and the key's channel {@code k},
+	 * each read up to a marker the test publishes after the script: Redis delivers one
+	 * connection's messages in the order they were published.
+	 */
+	private static final class HandOffListener implements AutoCloseable {
+
+		private final StatefulRedisPubSubConnection<String, String> connection;
+
+		private final BlockingQueue<String> messages = new LinkedBlockingQueue<>();
+
+		HandOffListener(RedisClient client) {
+			this.connection = client.connectPubSub();
+			this.connection.addListener(new RedisPubSubAdapter<>() {
+				@Override
+				public void message(String channel, String message) {
+					HandOffListener.this.messages.add(channel + " " + message);
+				}
+			});
+			this.connection.sync().subscribe("chan", "k");
+		}
+
+		List<String> drain(RedisNode redis) throws InterruptedException {
+			redis.call("PUBLISH", "chan", "end");
+			List<String> heard = new ArrayList<>();
+			while (true) {
+				String message = this.messages.poll(5, TimeUnit.SECONDS);
+				assertThat(message).as("the marker published after the script").isNotNull();
+				if (message.equals("chan end")) {
+					return heard;
+				}
+				heard.add(message);
+			}
+		}
+
+		@Override
+		public void close() {
+			this.connection.close();
+		}
+
 	}
 
 	/** What a release left: its reply, the key's value and TTL, whether it published. */
