@@ -13,7 +13,8 @@
 --    to it as handOff() in lib-release.lua would ("<waiter>:<fence>:0:w" for the hand-off
 --    lease, the entry taken off, the waiter told on its channel). A writer's mark on several
 --    keys does not keep the key from an exclusive waiter first in line. When the fencing
---    counter was missing (INCR gave 1), release.lua seeds it (plainFence) and hands off.
+--    counter was missing (INCR gave 1), release.lua seeds it (plainFence) and hands off the next
+--    token (the seed itself is not issued).
 -- 3. A reader without a lock delay leaves other readers ("r|...", see lib-shared.lua), one of
 --    which holds a lease that ends no earlier than the owner's (its lease end, plus its lock
 --    delay). The key's TTL is the latest such end of the holders in the value (every script
