@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
@@ -251,52 +253,78 @@ class PlainScriptPathTests {
 	@Test
 	void everyKeyStateIsAcquiredAsTheGeneralAcquireAcquiresIt() {
 		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
-		List<String> states = List.of("", "ffff:7:0", OWNER + ":7:0", OWNER + ":7:0:w",
-				"r|ffff,7," + (now + 60_000) + ",0,0", "s3|ffff,7," + (now + 60_000) + ",0,0", "~w:ffff:w",
-				"ffff:7:0:w", "ffff:7:0:500:" + (now + 60_000), OWNER + ":7:0:500:" + (now - 100));
+		String live = Long.toString(now + 60_000);
+		// another owner's exclusive values: a waiter's first attempt queues on the plain
+		// path (the same commands in the same order as the general path, so which path
+		// ran shows only in its time), with other waiters queued or the owner itself
+		List<String> others = List.of("ffff:7:0", "ffff:7:0:w", "~w:ffff:w", "ffff:7:0:500:" + live, OWNER + "0:7:0",
+				OWNER.substring(0, 31) + ":7:0:w");
+		List<String> states = new ArrayList<>(others);
+		states.addAll(List.of("", OWNER + ":7:0", OWNER + ":7:0:w", "r|ffff,7," + live + ",0,0",
+				"s3|ffff,7," + live + ",0,0", OWNER + ":7:0:500:" + (now - 100)));
 		List<String> differences = new ArrayList<>();
 		int acquired = 0;
 		int bare = 0;
+		int runs = 0;
 		for (String state : states) {
-			for (boolean counter : new boolean[] { true, false }) {
-				String plain = acquire(state, counter, "n");
-				String general = acquire(state, counter, "q");
-				bare += plain.contains(", bare]") ? 1 : 0;
-				if (!plain.replace(", bare]", "]").equals(general)) {
-					differences
-						.add(state + (counter ? "" : " (no counter)") + ": plain " + plain + ", general " + general);
+			// the waiters queued before: none, another, and (behind a holder) the owner
+			List<List<String>> queues = others.contains(state) ? List.of(List.of(), List.of("eeee"), List.of(OWNER))
+					: List.of(List.of(), List.of("eeee"));
+			for (List<String> queued : queues) {
+				// a hand-off lease and a channel, or none and a channel with a colon
+				for (String tail : List.of(":2000:5000:chan", ":2000::x:chan")) {
+					for (boolean counter : new boolean[] { true, false }) {
+						String plain = acquire(state, queued, counter, "n" + tail);
+						String general = acquire(state, queued, counter, "q" + tail);
+						bare += plain.contains(", bare]") ? 1 : 0;
+						if (!plain.replace(", bare]", "]").equals(general)) {
+							differences.add(state + " queued " + queued + " " + tail + (counter ? "" : " (no counter)")
+									+ ":\n  plain   " + plain + "\n  general " + general);
+						}
+						acquired += plain.startsWith("[1,") ? 1 : 0;
+						runs++;
+					}
 				}
-				acquired += plain.startsWith("[1,") ? 1 : 0;
 			}
 		}
 		System.out.printf(
-				"plain acquire: %d key states, %d acquired (%d by the plain path's bare token), %d differences%n",
-				states.size() * 2, acquired, bare, differences.size());
+				"plain acquire: %d attempts, %d acquired (%d by the plain path's bare token), %d differences%n", runs,
+				acquired, bare, differences.size());
 		assertThat(differences).isEmpty();
 		// the free key and the owner's own (a retried attempt), with and without a
-		// counter
-		assertThat(acquired).isEqualTo(6);
+		// counter, with and without another waiter queued, for both tails
+		assertThat(acquired).isEqualTo(24);
 		// the plain path grants the free key with a counter itself; the others go on to
 		// the general path
-		assertThat(bare).isEqualTo(1);
+		assertThat(bare).isEqualTo(4);
 	}
 
 	/**
-	 * Sets the key to {@code value} (and the fencing counter to 41 when {@code counter}),
-	 * runs an attempt in {@code mode}, and reads the reply and the keys left, fencing
-	 * tokens seeded from the clock written as {@code T}.
+	 * Sets the key to {@code value}, queues the waiters (entries living 60 s; the owner's
+	 * own 1 s, as an earlier attempt of it would have left it), sets the fencing counter
+	 * to 41 when {@code counter}, runs an attempt in {@code mode}, and reads the reply
+	 * and the keys left: queue entries' expiries as their distance to the clock before
+	 * the script, fencing tokens seeded from the clock written as {@code T}.
 	 */
-	private String acquire(String value, boolean counter, String mode) {
+	private String acquire(String value, List<String> queued, boolean counter, String mode) {
 		this.redis.call("FLUSHALL");
+		List<?> time = (List<?>) this.redis.call("TIME");
+		long before = Long.parseLong(String.valueOf(time.get(0))) * 1000
+				+ Long.parseLong(String.valueOf(time.get(1))) / 1000;
 		if (!value.isEmpty()) {
 			this.redis.call("SET", "k", value, "PX", "60000");
+		}
+		for (String waiter : queued) {
+			long expires = before + (waiter.equals(OWNER) ? 1_000 : 60_000);
+			this.redis.call("RPUSH", "q", waiter);
+			this.redis.call("HSET", "t", waiter, expires + ":5000:0:x:chan");
 		}
 		if (counter) {
 			this.redis.call("SET", "fence", "41");
 		}
 		this.redis.call("CONFIG", "RESETSTAT");
 		List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(OWNER, "30000", "0", mode + ":2000:5000:chan", "0"));
+				List.of(OWNER, "30000", "0", mode, "0"));
 		String info = (String) this.redis.call("INFO", "commandstats");
 		this.lastInfo = info;
 		long pttl = (Long) this.redis.call("PTTL", "k");
@@ -310,11 +338,18 @@ class PlainScriptPathTests {
 			// the holder's remaining lease, as the reply's time left it
 			shown.set(1, (reply.get(1) > 59_000) ? "about 60 s" : reply.get(1));
 		}
+		List<String> table = new ArrayList<>();
+		for (Object item : (List<?>) this.redis.call("HGETALL", "t")) {
+			Matcher entry = Pattern.compile("^(\\d+)(:.*)$").matcher((String) item);
+			table.add(entry.matches()
+					? "now+" + Math.round((Long.parseLong(entry.group(1)) - before) / 100.0) * 100 + entry.group(2)
+					: (String) item);
+		}
 		String state = shown + " k=" + this.redis.call("GET", "k") + " pttl>29000=" + (pttl > 29_000) + " fence="
 				+ this.redis.call("GET", "fence") + " queue=" + this.redis.call("LRANGE", "q", "0", "-1") + " table="
-				+ this.redis.call("HGETALL", "t") + " queue and table expire in about "
-				+ Math.round((Long) this.redis.call("PTTL", "q") / 1000.0) + " and "
-				+ Math.round((Long) this.redis.call("PTTL", "t") / 1000.0) + " s published="
+				+ table + " queue and table expire in about "
+				+ Math.round((Long) this.redis.call("PTTL", "q") / 100.0) * 100 + " and "
+				+ Math.round((Long) this.redis.call("PTTL", "t") / 100.0) * 100 + " ms published="
 				+ info.contains("cmdstat_publish:") + " sets=" + TestLocks.commandCalls(this.redis, "set");
 		// and the times in ms, which the two runs read apart
 		return state.replaceAll("1[0-9]{15}", "T").replaceAll("1[0-9]{12}", "t");
