@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -60,32 +61,21 @@ class PlainScriptPathTests {
 	}
 
 	@Test
-	void everyValueShapeEndsAsTheGeneralReleaseEndsIt() {
+	void everyValueShapeEndsAsTheGeneralReleaseEndsIt() throws InterruptedException {
 		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
 		List<String> shapes = List.of(OWNER + ":7:0", OWNER + ":7:" + (now + 60_000), OWNER + ":7:0:w",
 				OWNER + ":7:0:500:" + (now + 60_000), OWNER + ":7:0:500:" + (now - 100),
 				OWNER + ":7:0:500:" + (now + 60_000) + ":w", "r|" + OWNER + ",7," + (now + 60_000) + ",0,0",
 				"~w:" + OWNER + ":w", OWNER.substring(0, 31) + ":7:0", OWNER + "0:7:0", "ffff:7:0", OWNER, "");
-		List<String> differences = new ArrayList<>();
-		int plainReleases = 0;
-		for (String shape : shapes) {
-			Outcome plain = release(shape, List.of("k", "q", "t", "fence"));
-			Outcome general = release(shape, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"));
-			if (!plain.equals(general)) {
-				differences.add(shape + ": plain " + plain + ", general " + general);
-			}
-			plainReleases += (plain.released() == 1 && plain.left() == null) ? 1 : 0;
-		}
-		System.out.printf("plain release: %d value shapes, %d released, %d differences%n", shapes.size(), plainReleases,
-				differences.size());
-		assertThat(differences).isEmpty();
+		int plainReleases = comparePaths("plain release", shapes, this::release, "released and deleted",
+				(outcome, info) -> outcome.released() == 1 && outcome.left() == null);
 		// the owner's plain values (with and without a cap), its waited one (no waiter
 		// queued: deleted and published), its delayed ones whose lease lasts, its share
 		assertThat(plainReleases).isEqualTo(6);
 	}
 
 	@Test
-	void aReaderThatLeavesOtherReadersEndsAsTheGeneralReleaseEndsIt() {
+	void aReaderThatLeavesOtherReadersEndsAsTheGeneralReleaseEndsIt() throws InterruptedException {
 		long now = Long.parseLong(String.valueOf(((List<?>) this.redis.call("TIME")).get(0))) * 1000;
 		String soon = Long.toString(now + 30_000);
 		// the key's TTL (60 s, as release() sets it) is the latest lease end of its
@@ -108,22 +98,9 @@ class PlainScriptPathTests {
 				"r|" + OWNER + ",7," + soon + ",0,500|ffff,8," + last + ",0",
 				"s3|" + OWNER + ",7," + soon + ",0|ffff,8," + last + ",0", "r|" + OWNER + ",7,0,0",
 				"r|ffff,8," + last + ",0|" + OWNER + "0,7," + soon + ",0");
-		List<String> differences = new ArrayList<>();
-		int plainLeaves = 0;
-		for (String shape : shapes) {
-			Outcome plain = release(shape, List.of("k", "q", "t", "fence"));
-			// the plain path writes the value once and never reads the server time
-			boolean leftByPlainPath = !this.lastInfo.contains("cmdstat_time:")
-					&& this.lastInfo.contains("cmdstat_set:calls=1,");
-			Outcome general = release(shape, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"));
-			if (!plain.equals(general)) {
-				differences.add(shape + ": plain " + plain + ", general " + general);
-			}
-			plainLeaves += leftByPlainPath ? 1 : 0;
-		}
-		System.out.printf("plain release of a reader: %d value shapes, %d left by the plain path, %d differences%n",
-				shapes.size(), plainLeaves, differences.size());
-		assertThat(differences).isEmpty();
+		// the plain path writes the value once and never reads the server time
+		int plainLeaves = comparePaths("plain release of a reader", shapes, this::release, "left by the plain path",
+				(outcome, info) -> !info.contains("cmdstat_time:") && info.contains("cmdstat_set:calls=1,"));
 		// the first five
 		assertThat(plainLeaves).isEqualTo(5);
 	}
@@ -166,30 +143,51 @@ class PlainScriptPathTests {
 				List.of(OWNER + ":7:0:500:" + live + ":w", waiter, live + ":5000:0:x:chan"),
 				List.of(other + ":7:0:w", waiter, live + ":5000:0:x:chan"),
 				List.of(waited, waiter, live + ":5000:0:x:chan", "message="));
-		List<String> differences = new ArrayList<>();
-		int plainHandOffs = 0;
+		int plainHandOffs;
 		try (HandOffListener heard = new HandOffListener(this.scripts.client())) {
-			for (List<String> state : states) {
-				String plain = handOff(state, List.of("k", "q", "t", "fence"), heard);
-				// the plain path reads the queue's first entry once (LINDEX, HGET)
-				// and takes one fencing token (INCR); the general path reads a
-				// writer's mark too (HGET) and pops the entry it reads
-				boolean byPlainPath = this.lastInfo.contains("cmdstat_lindex:calls=1,")
-						&& this.lastInfo.contains("cmdstat_hget:calls=1,")
-						&& this.lastInfo.contains("cmdstat_incr:calls=1,") && plain.startsWith("1 ");
-				String general = handOff(state, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"), heard);
-				if (!plain.equals(general)) {
-					differences.add(state + ":\n  plain   " + plain + "\n  general " + general);
-				}
-				plainHandOffs += byPlainPath ? 1 : 0;
-			}
+			// the plain path reads the queue's first entry once (LINDEX, HGET) and takes
+			// one fencing token (INCR); the general path reads a writer's mark too (HGET)
+			// and pops the entry it reads
+			plainHandOffs = comparePaths("plain hand-off", states, (state, keys) -> handOff(state, keys, heard),
+					"handed off by the plain path",
+					(outcome, info) -> info.contains("cmdstat_lindex:calls=1,")
+							&& info.contains("cmdstat_hget:calls=1,") && info.contains("cmdstat_incr:calls=1,")
+							&& outcome.startsWith("1 "));
 		}
-		System.out.printf("plain hand-off: %d key states, %d handed off by the plain path, %d differences%n",
-				states.size(), plainHandOffs, differences.size());
-		assertThat(differences).isEmpty();
 		// the first six; with the counter missing the plain path goes on to the
 		// general one after its INCR (release.lua seeds the counter, then hands off)
 		assertThat(plainHandOffs).isEqualTo(6);
+	}
+
+	/**
+	 * Runs each state by the release's plain path (the key alone) and its general one
+	 * (two keys, the second missing), asserts that both leave the same, and counts the
+	 * states whose plain run {@code counts} picks from its outcome and the command
+	 * statistics of its script.
+	 */
+	private <S, O> int comparePaths(String what, List<S> states, PathRun<S, O> run, String counted,
+			BiPredicate<O, String> counts) throws InterruptedException {
+		List<String> differences = new ArrayList<>();
+		int plainRuns = 0;
+		for (S state : states) {
+			O plain = run.apply(state, List.of("k", "q", "t", "fence"));
+			plainRuns += counts.test(plain, this.lastInfo) ? 1 : 0;
+			O general = run.apply(state, List.of("k", "other", "q", "q2", "t", "t2", "fence", "fence2"));
+			if (!plain.equals(general)) {
+				differences.add(state + ":\n  plain   " + plain + "\n  general " + general);
+			}
+		}
+		System.out.printf("%s: %d states, %d %s, %d differences%n", what, states.size(), plainRuns, counted,
+				differences.size());
+		assertThat(differences).isEmpty();
+		return plainRuns;
+	}
+
+	/** Sets up a state, runs the release with these keys, and reads what it left. */
+	private interface PathRun<S, O> {
+
+		O apply(S state, List<String> keys) throws InterruptedException;
+
 	}
 
 	/**
