@@ -15,8 +15,8 @@
 -- (plainIncr; nil when not incremented here).
 -- Tokens and times are written as decimal() in lib.lua writes them.
 local plainIncr = nil
-if (ARGV[3] == nil or ARGV[3] == '0') and (ARGV[5] == nil or ARGV[5] == '0')
-    and string.byte(ARGV[4] or '') ~= 113 then
+local plainMode = string.byte(ARGV[4] or '')
+if (ARGV[3] == nil or ARGV[3] == '0') and (ARGV[5] == nil or ARGV[5] == '0') and plainMode ~= 113 then
   plainIncr = redis.call('INCR', KEYS[2])
   if plainIncr > 1 then
     local low = plainIncr % 1e8
@@ -26,7 +26,7 @@ if (ARGV[3] == nil or ARGV[3] == '0') and (ARGV[5] == nil or ARGV[5] == '0')
       return plainIncr
     end
     -- a first attempt that queues, finding the key another owner's exclusive value
-    local current = (string.byte(ARGV[4] or '') == 110 and KEYS[4]) and redis.call('GET', KEYS[1])
+    local current = (plainMode == 110 and KEYS[4]) and redis.call('GET', KEYS[1])
     local entryMillis, handOffLease, channel
     if current and not string.find(current, '|', 1, true)
         and string.sub(current, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then

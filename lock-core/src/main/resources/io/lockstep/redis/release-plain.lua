@@ -29,14 +29,14 @@ local plainFence = nil
 if #KEYS == 4 then
   plainRead = redis.call('GET', KEYS[1])
   local at = #ARGV[1] + 1
-  if plainRead and string.byte(plainRead, at) == 58 and string.find(plainRead, ARGV[1], 1, true) == 1
-      and string.find(plainRead, '^%d+:%d+$', at + 1) then
+  -- whether the value begins with this owner's token and a colon (compared once, in place)
+  local mine = plainRead and string.byte(plainRead, at) == 58 and string.find(plainRead, ARGV[1], 1, true) == 1
+  if mine and string.find(plainRead, '^%d+:%d+$', at + 1) then
     redis.call('DEL', KEYS[1])
     return 1
   end
   -- this owner's, waited for, handed to the queue's first entry when that is a plain exclusive one
-  if plainRead and (ARGV[2] or 'released') ~= '' and string.byte(plainRead, at) == 58
-      and string.find(plainRead, ARGV[1], 1, true) == 1 and string.find(plainRead, '^%d+:%d+:w$', at + 1) then
+  if mine and (ARGV[2] or 'released') ~= '' and string.find(plainRead, '^%d+:%d+:w$', at + 1) then
     local waiter = redis.call('LINDEX', KEYS[2], 0)
     local entry = waiter and redis.call('HGET', KEYS[3], waiter)
     local expires, lease, channel
