@@ -5,6 +5,9 @@
 -- ARGV[2]  the release notification ('released' when absent); empty: notify nobody and hand off
 --          nothing (undoing a failed attempt, which frees no lock)
 -- ARGV[3]  optional: the publish command, PUBLISH (default) or SPUBLISH (sharded, Cluster)
+-- ARGV[4]  optional, release.lua of one key: a successor, a waiter of the releasing client that
+--          release-plain.lua hands the key to when no one is queued (case 1 there)
+-- ARGV[5]  the successor's hand-off lease in ms, with ARGV[4]
 -- A key is named with its waiter queue, waiter table and fencing counter ({key, queue, table,
 -- counter}); with the key alone (delete.lua) nothing is handed off. A release notification
 -- tells the key's waiters that it is free (they ask again). A hand-off is told on the waiter's

@@ -9,9 +9,11 @@
 -- KEYS[n+1..2n]   the waiter queue of each lock key
 -- KEYS[2n+1..3n]  the waiter table of each lock key
 -- KEYS[3n+1..4n]  the fencing counter of each lock key
--- ARGV            owner token, notification, publish command (see lib-release.lua)
+-- ARGV            owner token, notification, publish command, successor and its lease (see
+--                 lib-release.lua)
 -- Returns         the number of keys released or handed off; a key that expired or belongs to
---                 another owner is left untouched, and one in its lock delay is not counted
+--                 another owner is left untouched, and one in its lock delay is not counted; the
+--                 fencing token negated when release-plain.lua handed the key to the successor
 -- Runs after release-plain.lua, which releases a single plain key itself and passes on the
 -- value it read (plainRead), and the fencing counter it incremented (plainFence).
 local n = #KEYS / 4

@@ -244,10 +244,13 @@ class HandOffTests {
 								if (inside.incrementAndGet() != 1) {
 									overlaps.incrementAndGet();
 								}
-								// until the other thread queued behind this hold (or is
-								// done)
+								// until the other thread waits behind this hold: queued
+								// in Redis, or in the local queue, where this release
+								// names it its successor (or it is done)
 								await().atMost(Duration.ofSeconds(5))
-									.until(() -> own.call("LLEN", QUEUE).equals(1L) || finished.get() > 0);
+									.until(() -> own.call("LLEN", QUEUE).equals(1L)
+											|| Probes.engine(locks).waitersOf("lockstep:job") == 1
+											|| finished.get() > 0);
 								inside.decrementAndGet();
 							}
 						}
@@ -262,11 +265,10 @@ class HandOffTests {
 			}
 			CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
 			long scripts = TestLocks.commandCalls(own, "evalsha") - scriptsBefore;
-			// each acquisition: its own queued attempt and its release (the first two
-			// also
+			// each acquisition: its own queued attempt and its release, or its
+			// release alone when a release named it its successor (the first two also
 			// ask once more while the client subscribes); a waiter woken by the local
-			// release
-			// instead of the hand-off message asks once more
+			// release instead of the hand-off message asks once more
 			long extra = scripts - 2L * 2 * rounds;
 			System.out.printf(
 					"2 threads of one client, %d acquisitions, each held until the other queued: %d scripts (%d beyond 2 per "
@@ -274,6 +276,50 @@ class HandOffTests {
 					2 * rounds, scripts, extra, overlaps.get());
 			assertThat(overlaps.get()).isZero();
 			assertThat(extra).as("scripts beyond an attempt and a release per acquisition").isLessThanOrEqualTo(1);
+		}
+	}
+
+	@Test
+	void aWaiterBehindAHolderOfItsOwnClientIsHandedTheLockByTheReleaseWithoutAsking(RedisFixture fixture)
+			throws Exception {
+		// a server of its own: no other test's client runs scripts there meanwhile
+		RedisNode own = fixture.standalone();
+		RedisClient holderClient = TestLocks.client(own);
+		RedisClient client = TestLocks.client(own);
+		this.clients.add(holderClient);
+		this.clients.add(client);
+		try (RedisLockTemplate holder = TestLocks.builder(holderClient).build();
+				RedisLockTemplate locks = TestLocks.builder(client).waitTime(Duration.ofSeconds(10)).build()) {
+			TestLocks.warmUp(locks);
+			// another client holds; of this client's two callers, the first queues in
+			// Redis, the second waits in the local queue behind it
+			LockHandle held = holder.acquire("job");
+			List<Long> tokens = new java.util.concurrent.CopyOnWriteArrayList<>();
+			Supplier<CompletableFuture<Void>> caller = () -> CompletableFuture.runAsync(() -> {
+				try (LockHandle lock = locks.acquire("job")) {
+					tokens.add(lock.fencingToken());
+				}
+			}, Executors.newSingleThreadExecutor());
+			CompletableFuture<Void> first = caller.get();
+			await("the first caller queued").atMost(Duration.ofSeconds(5))
+				.until(() -> own.call("LLEN", QUEUE).equals(1L));
+			CompletableFuture<Void> second = caller.get();
+			await("the second caller waits locally").atMost(Duration.ofSeconds(5))
+				.until(() -> Probes.engine(locks).waitersOf("lockstep:job") == 2);
+			long scriptsBefore = TestLocks.commandCalls(own, "evalsha");
+			held.close();
+			CompletableFuture.allOf(first, second).get(10, TimeUnit.SECONDS);
+			long scripts = TestLocks.commandCalls(own, "evalsha") - scriptsBefore;
+			// the holder's release hands the lock to the first by message; the first,
+			// inside, made the second the head behind it, and its release hands the
+			// lock to the second, which hears it from that release's reply: three
+			// releases, and no attempt of the second's
+			System.out.printf("two callers of one client behind another client's hold: %d scripts, tokens %s%n",
+					scripts, tokens);
+			assertThat(scripts).as("scripts from the holder's release on").isEqualTo(3);
+			assertThat(tokens).hasSize(2);
+			assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
+			assertThat(own.call("EXISTS", "lockstep:job")).isEqualTo(0L);
 		}
 	}
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.LockStore;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.internal.redis.LockScripts.Call;
@@ -94,6 +95,16 @@ final class ScriptRunner implements AutoCloseable {
 	/** A release with hand-offs ({@code release.lua}), as the store sends it. */
 	long release(String owner) {
 		return eval(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", queues(), false));
+	}
+
+	/**
+	 * A release naming a successor and its hand-off lease ({@code release.lua}), as the
+	 * store sends it: the fencing token negated when the key was handed to it.
+	 */
+	long releaseTo(String owner, String successor, long leaseMillis) {
+		return eval(LockScripts.naming(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", queues(), false),
+				new LockStore.Successor(successor, leaseMillis, (fence) -> {
+				})));
 	}
 
 	/** A waiter that gives up ({@code leave.lua}), as the store sends it. */

@@ -69,6 +69,49 @@ class ScriptTests {
 	}
 
 	@Test
+	void aReleaseNamingASuccessorHandsItTheKeyOnlyWhenNoOneIsQueuedForIt() {
+		String successor = "00000000000000000000000000000001";
+		for (long counter : List.of(41L, 99_999_999L, 1_764_000_002_399_999L)) {
+			this.redis.call("FLUSHALL");
+			this.scripts.acquire(OWNER, "30000");
+			this.redis.call("SET", "fence", Long.toString(counter));
+			// unmarked: handed for the successor's hand-off lease, the token negated in
+			// the reply
+			assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isEqualTo(-(counter + 1));
+			assertThat(this.redis.call("GET", "k")).isEqualTo(successor + ":" + (counter + 1) + ":0");
+			assertThat((Long) this.redis.call("PTTL", "k")).isBetween(4000L, 5000L);
+			// the successor's own attempt finds the lock its own, with the token handed
+			assertThat(this.scripts.acquire(successor, "30000")).isEqualTo(List.of(1L, counter + 1, 30_000L));
+		}
+		// marked, a waiter queued: the key goes to it as without a successor
+		this.redis.call("FLUSHALL");
+		this.scripts.acquire(OWNER, "30000");
+		this.scripts.queueWriter(OTHER);
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isEqualTo(1L);
+		assertThat((String) this.redis.call("GET", "k")).startsWith(OTHER + ":").endsWith(":0:w");
+		// marked, the waiter gone: handed to the successor, the mark kept
+		this.scripts.leave(OTHER);
+		assertThat(this.redis.call("EXISTS", "k")).isEqualTo(0L);
+		this.scripts.acquire(OWNER, "30000");
+		this.scripts.queueWriter(OTHER);
+		this.scripts.leave(OTHER);
+		assertThat(this.redis.call("LLEN", "q")).isEqualTo(0L);
+		long fence = Long.parseLong((String) this.redis.call("GET", "fence"));
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isEqualTo(-(fence + 1));
+		assertThat(this.redis.call("GET", "k")).isEqualTo(successor + ":" + (fence + 1) + ":0:w");
+		// another owner's key: left alone
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isZero();
+		assertThat(this.redis.call("GET", "k")).isEqualTo(successor + ":" + (fence + 1) + ":0:w");
+		// the fencing counter missing: freed, and the counter seeded above every token
+		this.redis.call("FLUSHALL");
+		this.scripts.acquire(OWNER, "30000");
+		this.redis.call("DEL", "fence");
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isEqualTo(1L);
+		assertThat(this.redis.call("EXISTS", "k")).isEqualTo(0L);
+		assertThat(Long.parseLong((String) this.redis.call("GET", "fence"))).isGreaterThan(1L);
+	}
+
+	@Test
 	void releaseAndRenewLeaveAnotherOwnersKeyAlone() {
 		this.scripts.acquire(OTHER, "10000");
 		String value = (String) this.redis.call("GET", "k");

@@ -58,8 +58,8 @@ final class Acquisition {
 	}
 
 	/** What happened. */
-	sealed interface Event
-			permits Granted, Held, AttemptFailed, Registered, HandedOff, Released, Promoted, TimerFired, Aborted {
+	sealed interface Event permits Granted, Held, AttemptFailed, Registered, HandedOff, HandedOffHere, Released,
+			Promoted, PromotedBehind, TimerFired, Aborted {
 
 	}
 
@@ -94,12 +94,26 @@ final class Acquisition {
 	record HandedOff(String owner, long fencingToken, long leaseMillis) implements Event {
 	}
 
+	/**
+	 * A release by this client handed the lock to the owner token, named as its
+	 * successor: the lease counts from {@code sentNanos}, when that release was sent.
+	 */
+	record HandedOffHere(String owner, long fencingToken, long leaseMillis, long sentNanos) implements Event {
+	}
+
 	/** A release of the key it waits for. */
 	record Released() implements Event {
 	}
 
 	/** It became the head of the key's local queue. */
 	record Promoted() implements Event {
+	}
+
+	/**
+	 * It became the head of the key's local queue behind a holder of this client, whose
+	 * release may hand it the lock ({@link HandedOffHere}) or else promote it.
+	 */
+	record PromotedBehind() implements Event {
 	}
 
 	/** The timer of the {@link Wait} with this number ran out. */
@@ -318,6 +332,9 @@ final class Acquisition {
 		if (event instanceof HandedOff handedOff) {
 			return handedOff(handedOff, now);
 		}
+		if (event instanceof HandedOffHere handedOff) {
+			return handedOffHere(handedOff, now);
+		}
 		if (event instanceof Granted granted && this.phase == Phase.ASKING) {
 			return granted(granted, now);
 		}
@@ -330,6 +347,11 @@ final class Acquisition {
 		if (event instanceof Registered registered && this.phase == Phase.REGISTERING) {
 			this.head = this.head || registered.head();
 			return (this.again || (this.head && !this.queue.queued())) ? send(now, this.head) : await(now);
+		}
+		if (event instanceof PromotedBehind) {
+			// the head, without asking: the holder's release tells it
+			this.head = true;
+			return (this.phase == Phase.WAITING) ? await(now) : unchanged();
 		}
 		if (event instanceof Promoted) {
 			this.head = true;
@@ -391,7 +413,8 @@ final class Acquisition {
 	 * owner token it was sent with.
 	 */
 	private List<Effect> failed(LockException failure) {
-		boolean mayBeQueued = this.terms.handOff() && (this.sentEntryMillis > 0 || this.queue.queued())
+		boolean mayBeQueued = this.terms.handOff()
+				&& (this.sentEntryMillis > 0 || this.queue.queued() || this.queue.hasPending())
 				|| this.terms.id().size() > 1 && this.sentEntryMillis > 0;
 		LockException reported = new LockException(
 				"Could not acquire lock '" + this.terms.id().display() + "': " + failure.getMessage(), failure);
@@ -414,6 +437,23 @@ final class Acquisition {
 			return unchanged();
 		}
 		return takeHandOff(handOff(handOff), this.queue.queuedSent(), now);
+	}
+
+	/**
+	 * Takes a hand-off by a release of this client, counted from when that release was
+	 * sent; one that comes while an attempt is on its way waits for its reply (which
+	 * finds the lock the owner's).
+	 */
+	private List<Effect> handedOffHere(HandedOffHere handOff, long now) {
+		if (!handOff.owner().equals(this.owner)) {
+			return unchanged();
+		}
+		QueuedOwner.HandOff handed = new QueuedOwner.HandOff(handOff.fencingToken(), handOff.leaseMillis());
+		if (this.phase == Phase.ASKING) {
+			this.queue.arrivedHere(handed, handOff.sentNanos());
+			return unchanged();
+		}
+		return takeHandOff(handed, handOff.sentNanos(), now);
 	}
 
 	private static QueuedOwner.HandOff handOff(HandedOff handedOff) {

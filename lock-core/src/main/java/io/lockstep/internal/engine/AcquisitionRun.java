@@ -36,6 +36,8 @@ final class AcquisitionRun implements LocalQueues.Listener {
 
 	private static final Acquisition.Promoted PROMOTED = new Acquisition.Promoted();
 
+	private static final Acquisition.PromotedBehind PROMOTED_BEHIND = new Acquisition.PromotedBehind();
+
 	private final AcquireContext context;
 
 	private final LockRequest request;
@@ -280,16 +282,27 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	/** Stops waiting in the local queue now (a cancel); the drainer aborts it later. */
 	void leaveQueueNow() {
 		LocalQueues.Waiter current = this.waiter;
-		if (current != null) {
-			this.context.waiters().unregister(current, false);
+		if (current != null && this.context.waiters().unregister(current, false)) {
+			giveBackHandedHere(current.owner());
 		}
 	}
 
 	private void unregister(boolean acquired) {
 		if (this.waiter != null) {
-			this.context.waiters().unregister(this.waiter, acquired);
+			if (this.context.waiters().unregister(this.waiter, acquired)) {
+				giveBackHandedHere(this.waiter.owner());
+			}
 			this.waiter = null;
 		}
+	}
+
+	/**
+	 * Gives back a lock a release of this client handed to the owner token, which leaves
+	 * without taking it: sent after that release's reply, so it finds what it handed.
+	 */
+	private void giveBackHandedHere(String owner) {
+		long untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(this.terms.handOffMillis());
+		this.context.releases().land(LockStore.Release.leave(this.id, owner), untilNanos);
 	}
 
 	/**
@@ -380,6 +393,27 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	@Override
 	public void handedOff(String owner, long fencingToken, long leaseMillis) {
 		this.inbox.accept(new Acquisition.HandedOff(owner, fencingToken, leaseMillis));
+	}
+
+	@Override
+	public void promotedBehind() {
+		this.inbox.accept(PROMOTED_BEHIND);
+	}
+
+	/**
+	 * Its hand-off lease, when a release may hand it the lock as a successor: a one-key
+	 * exclusive lock without max hold or lock delay (the value a successor is handed has
+	 * neither).
+	 */
+	@Override
+	public long successorLease() {
+		boolean plain = this.terms.maxHoldMillis() == 0 && this.terms.delayMillis() == 0;
+		return (plain && this.id.size() == 1 && this.id.sharing().exclusive()) ? this.terms.handOffMillis() : 0;
+	}
+
+	@Override
+	public void handedOffHere(String owner, long fencingToken, long leaseMillis, long sentNanos) {
+		this.inbox.accept(new Acquisition.HandedOffHere(owner, fencingToken, leaseMillis, sentNanos));
 	}
 
 	@Override

@@ -12,7 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +40,14 @@ import org.slf4j.LoggerFactory;
  * local waiter left ({@link Subscriptions}), so that steady contention costs no SUBSCRIBE
  * per wait. A hand-off that comes before its waiter registered is kept a while for it
  * ({@link UnclaimedHandOffs}).
+ *
+ * <p>
+ * Where the store {@link LockStore#handsToSuccessors hands a lock to a successor}, a
+ * hand-off waiter that becomes the head when the waiter before it acquired is promoted
+ * behind that holder ({@link Listener#promotedBehind}): it does not ask, and the holder's
+ * release names it as its {@link #successor}, so that the storage hands it the lock when
+ * no one is queued for it there, and the release's reply tells it ({@link Naming}). A
+ * release that did not hand it the lock promotes it then: it asks.
  *
  * <p>
  * Everything a waiter hears goes to its {@link Listener}, called under this object's
@@ -72,12 +82,25 @@ final class LocalQueues {
 	/** Keys that a caller asks for now ({@link #beginAsking}). */
 	private final Set<String> asking = ConcurrentHashMap.newKeySet();
 
+	/** Whether a head promoted behind a holder of this client waits for its release. */
+	private final boolean namesSuccessors;
+
 	/**
 	 * @param scheduler runs the task that stops listening to keys that lingered long
 	 * enough
 	 * @param keeping how long keys linger and unclaimed hand-offs are kept
 	 */
 	LocalQueues(WakeUps wakeUps, ScheduledExecutorService scheduler, WaitPolicy.LocalKeeping keeping) {
+		this(wakeUps, scheduler, keeping, false);
+	}
+
+	/**
+	 * @param namesSuccessors whether releases may name a successor (the store
+	 * {@link LockStore#handsToSuccessors hands locks to successors})
+	 */
+	LocalQueues(WakeUps wakeUps, ScheduledExecutorService scheduler, WaitPolicy.LocalKeeping keeping,
+			boolean namesSuccessors) {
+		this.namesSuccessors = namesSuccessors;
 		this.wakeUps = wakeUps;
 		this.subscriptions = new Subscriptions(scheduler, keeping.linger().toNanos());
 		this.unclaimed = new UnclaimedHandOffs(keeping.unclaimedHandOff().toNanos());
@@ -159,34 +182,142 @@ final class LocalQueues {
 	}
 
 	/**
-	 * The waiter leaves. The next waiter of its kind becomes the head when it was; and
-	 * when it leaves the key without the lock after a release woke it (it timed out,
-	 * failed, or waits for another key of its lock now), a wake-up goes to the next
-	 * waiter not yet woken: the key may be free. A spare wake-up costs one attempt.
+	 * The waiter leaves. The next waiter of its kind becomes the head when it was (behind
+	 * this waiter, when it acquired and releases may name successors); and when it leaves
+	 * the key without the lock after a release woke it (it timed out, failed, or waits
+	 * for another key of its lock now), a wake-up goes to the next waiter not yet woken:
+	 * the key may be free. A spare wake-up costs one attempt.
+	 * @return whether it leaves without the lock after a release of this client handed
+	 * the lock to it ({@link Naming}): then it gives the lock back
 	 */
-	void unregister(Waiter waiter, boolean acquired) {
+	boolean unregister(Waiter waiter, boolean acquired) {
 		synchronized (this.waiting) {
 			KeyQueue queue = this.waiting.get(waiter.key());
 			if (queue == null) {
-				return;
+				return false;
 			}
 			boolean wasHead = headOf(queue, waiter.handOffs()) == waiter;
 			if (!queue.remove(waiter)) {
-				return;
+				return false;
 			}
+			boolean giveBack = !acquired && waiter.handedHere;
 			if (queue.isEmpty()) {
 				this.waiting.remove(waiter.key());
 				this.subscriptions.linger(waiter.key());
-				return;
+				return giveBack;
 			}
 			Waiter next = wasHead ? headOf(queue, waiter.handOffs()) : null;
 			if (next != null) {
-				next.promote();
+				if (acquired && waiter.handOffs() && this.namesSuccessors) {
+					next.promoteBehind();
+				}
+				else {
+					next.promote();
+				}
 			}
 			if (!acquired && waiter.woken()) {
 				signalFirst(queue, false);
 			}
+			return giveBack;
 		}
+	}
+
+	/**
+	 * The successor a release of this client may hand a one-key lock to: the key's first
+	 * hand-off waiter when it was promoted behind a holder of this client, not named
+	 * since, and its lock can be handed so ({@link Listener#successorLease}).
+	 * @param sentNanos before the release is sent: a lease handed by it counts from then
+	 * @param giveBack gives back a lock handed to a successor that left meanwhile
+	 * @return the naming, or {@code null} for none
+	 */
+	@Nullable Naming successor(String key, long sentNanos, Consumer<LockStore.Successor> giveBack) {
+		// read without the monitor first: a release with no local waiter names no one
+		if (!this.namesSuccessors || !this.waiting.containsKey(key)) {
+			return null;
+		}
+		synchronized (this.waiting) {
+			KeyQueue queue = this.waiting.get(key);
+			Waiter head = (queue != null) ? headOf(queue, true) : null;
+			if (head == null || !head.behind) {
+				return null;
+			}
+			long leaseMillis = head.listener().successorLease();
+			if (leaseMillis <= 0) {
+				return null;
+			}
+			head.behind = false;
+			return new Naming(head, leaseMillis, sentNanos, giveBack);
+		}
+	}
+
+	/**
+	 * A release's naming of a successor, resolved once: the storage handed the lock to it
+	 * (told to its listener, or given back when it left meanwhile), or it did not (the
+	 * successor, still the head, asks now).
+	 */
+	final class Naming {
+
+		private final Waiter waiter;
+
+		private final long sentNanos;
+
+		private final Consumer<LockStore.Successor> giveBack;
+
+		private final LockStore.Successor successor;
+
+		/** Under the queues' monitor. */
+		private boolean resolved;
+
+		private Naming(Waiter waiter, long leaseMillis, long sentNanos, Consumer<LockStore.Successor> giveBack) {
+			this.waiter = waiter;
+			this.sentNanos = sentNanos;
+			this.giveBack = giveBack;
+			this.successor = new LockStore.Successor(waiter.owner(), leaseMillis, this::handed);
+		}
+
+		/** What the release names. */
+		LockStore.Successor successor() {
+			return this.successor;
+		}
+
+		/** The storage handed the lock to it; on the thread that read the reply. */
+		private void handed(long fencingToken) {
+			boolean left;
+			synchronized (LocalQueues.this.waiting) {
+				if (this.resolved) {
+					return;
+				}
+				this.resolved = true;
+				KeyQueue queue = LocalQueues.this.waiting.get(this.waiter.key());
+				left = queue == null || !queue.contains(this.waiter);
+				if (!left) {
+					this.waiter.handedHere = true;
+					this.waiter.listener()
+						.handedOffHere(this.waiter.owner(), fencingToken, this.successor.leaseMillis(), this.sentNanos);
+				}
+			}
+			if (left) {
+				this.giveBack.accept(this.successor);
+			}
+		}
+
+		/**
+		 * The release did not hand it the lock, or failed: unless it was handed, the
+		 * successor asks now if it is still the head.
+		 */
+		void notHanded() {
+			synchronized (LocalQueues.this.waiting) {
+				if (this.resolved) {
+					return;
+				}
+				this.resolved = true;
+				KeyQueue queue = LocalQueues.this.waiting.get(this.waiter.key());
+				if (queue != null && headOf(queue, true) == this.waiter) {
+					this.waiter.promote();
+				}
+			}
+		}
+
 	}
 
 	/**
@@ -321,6 +452,30 @@ final class LocalQueues {
 		/** It became the head of its kind: it asks now. */
 		void promoted();
 
+		/**
+		 * It became the head of the hand-off waiters behind a holder of this client,
+		 * whose release may hand it the lock: it takes over the re-checks, and does not
+		 * ask now.
+		 */
+		default void promotedBehind() {
+			promoted();
+		}
+
+		/**
+		 * The hand-off lease a release may hand it the lock for, as a
+		 * {@link LockStore.Successor}; 0 when its lock cannot be handed so.
+		 */
+		default long successorLease() {
+			return 0;
+		}
+
+		/**
+		 * A release of this client handed the lock to the owner token, named as its
+		 * successor; the release was sent at {@code sentNanos}.
+		 */
+		default void handedOffHere(String owner, long fencingToken, long leaseMillis, long sentNanos) {
+		}
+
 		/** The storage handed the key to the owner token. */
 		void handedOff(String owner, long fencingToken, long leaseMillis);
 
@@ -380,6 +535,10 @@ final class LocalQueues {
 			return this.waiters.isEmpty();
 		}
 
+		boolean contains(Waiter waiter) {
+			return this.waiters.contains(waiter);
+		}
+
 		int size() {
 			return this.waiters.size();
 		}
@@ -421,6 +580,15 @@ final class LocalQueues {
 		/** Whether a release of the key woke this waiter while it waited for it. */
 		private volatile boolean woken;
 
+		/**
+		 * Promoted behind a holder of this client and not named since; under the queues'
+		 * monitor.
+		 */
+		private boolean behind;
+
+		/** A release of this client handed the lock to it; under the queues' monitor. */
+		private boolean handedHere;
+
 		private Waiter(String key, String owner, boolean handOffs, Listener listener) {
 			this.key = key;
 			this.owner = owner;
@@ -458,6 +626,15 @@ final class LocalQueues {
 		/** Whether a release of the key woke it while it waited for it. */
 		boolean woken() {
 			return this.woken;
+		}
+
+		/**
+		 * It is the head now, behind a holder of this client: it takes over the
+		 * re-checks, and the holder's release may name it.
+		 */
+		private void promoteBehind() {
+			this.behind = true;
+			this.listener.promotedBehind();
 		}
 
 		/** It is the head now: it takes over the re-checks, and asks at once. */

@@ -66,7 +66,8 @@ public final class LockEngine implements AutoCloseable {
 		this.events = new LeaseEvents(options.onLoss().listeners(), options.onLoss().interrupt(), this.observations,
 				this.virtualThreads);
 		this.leases = new LeaseRegistry(storage.store(), this.observations, this.events);
-		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor(), options.waits().local());
+		this.waiters = new LocalQueues(storage.wakeUps(), this.leases.watchdog().executor(), options.waits().local(),
+				storage.store().handsOff() && storage.store().handsToSuccessors());
 		storage.wakeUps().onHandOff(this.waiters::handedOff);
 		this.releases = new Releaser(storage.store(), this.waiters, this.events, options, this::asyncThreads,
 				this.leases.watchdog());

@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.LongConsumer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where locks are stored: the seam between the engine (leases, reentrancy, waiting,
@@ -113,6 +116,38 @@ public interface LockStore extends AutoCloseable {
 	 */
 	default boolean handsOff() {
 		return false;
+	}
+
+	/**
+	 * Whether a release of a one-key lock that {@link #handsOff hands off} may name a
+	 * {@link Successor}: a waiter of this client that the storage hands the lock to when
+	 * no one is queued for it there, told by the release's reply instead of a message.
+	 */
+	default boolean handsToSuccessors() {
+		return false;
+	}
+
+	/**
+	 * A release of a one-key lock ({@link Release#of}) that, where the store
+	 * {@link #handsToSuccessors hands locks to successors} and no one is queued for the
+	 * lock in the storage, hands it to the successor instead.
+	 * @param successor the successor, or {@code null} for none
+	 * @return as {@link #release(Release)}
+	 */
+	default int release(Release request, @Nullable Successor successor) {
+		return release(request);
+	}
+
+	/**
+	 * A waiter of this client that a release may hand its lock to
+	 * ({@link #release(Release, Successor)}).
+	 *
+	 * @param owner the waiter's owner token
+	 * @param leaseMillis the lease it is handed, its hand-off lease
+	 * @param handed told the fencing token when the storage handed the lock to it, on the
+	 * thread that reads the reply and before the release returns; must not throw
+	 */
+	record Successor(String owner, long leaseMillis, LongConsumer handed) {
 	}
 
 	/**

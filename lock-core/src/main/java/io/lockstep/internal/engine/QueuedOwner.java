@@ -88,6 +88,15 @@ final class QueuedOwner {
 		}
 	}
 
+	/**
+	 * A hand-off by a release of this client came while an attempt was on its way: kept,
+	 * counted from when that release was sent.
+	 */
+	void arrivedHere(HandOff handOff, long releaseSentNanos) {
+		this.pending = handOff;
+		this.pendingAnchor = releaseSentNanos;
+	}
+
 	/** Whether a hand-off that came while waiting is for the current queue entry. */
 	boolean current(HandOff handOff) {
 		return this.queued && handOff.fencingToken() >= this.queuedCounter;

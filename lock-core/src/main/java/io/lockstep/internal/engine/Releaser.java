@@ -115,8 +115,8 @@ final class Releaser {
 		long keepMillis = lease.minHoldLeftMillis(started);
 		int done;
 		try {
-			done = this.store.release((keepMillis > 0) ? LockStore.Release.keep(lease.id(), lease.owner(), keepMillis)
-					: LockStore.Release.of(lease.id(), lease.owner()));
+			done = (keepMillis > 0) ? this.store.release(LockStore.Release.keep(lease.id(), lease.owner(), keepMillis))
+					: releaseNamingSuccessor(lease, started);
 		}
 		catch (LockException ex) {
 			if (ranOut) {
@@ -148,6 +148,33 @@ final class Releaser {
 				: "at release a key of the lock was gone or held by another owner";
 		lease.endRelease(Lease.State.LOST, reason);
 		return new LockLostException(lease.id().display(), reason);
+	}
+
+	/**
+	 * Releases the lease, naming the successor of a one-key exclusive lock that the store
+	 * may hand it to: the first of its local hand-off waiters, promoted behind this
+	 * holder. The naming is resolved either way: a successor not handed the lock asks. A
+	 * lock handed to a successor that left meanwhile is given back, until its hand-off
+	 * lease has passed.
+	 */
+	private int releaseNamingSuccessor(Lease lease, long started) {
+		LockId id = lease.id();
+		LocalQueues.Naming successor = (id.size() == 1 && id.sharing().exclusive()
+				&& this.store.handsToSuccessors())
+						? this.waiters
+							.successor(id.first(), started,
+									(named) -> land(LockStore.Release.leave(id, named.owner()),
+											System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(named.leaseMillis())))
+						: null;
+		if (successor == null) {
+			return this.store.release(LockStore.Release.of(id, lease.owner()));
+		}
+		try {
+			return this.store.release(LockStore.Release.of(id, lease.owner()), successor.successor());
+		}
+		finally {
+			successor.notHanded();
+		}
 	}
 
 	/**

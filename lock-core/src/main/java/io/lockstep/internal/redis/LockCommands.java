@@ -175,6 +175,28 @@ public final class LockCommands implements AutoCloseable {
 	}
 
 	/**
+	 * Runs a script and waits for its reply, at most the command timeout, which
+	 * {@code onReply} is given first, on the thread that reads it (before the caller is
+	 * woken). A script not answered in time is not sent any more, or its reply dropped
+	 * without {@code onReply}.
+	 */
+	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what, Consumer<T> onReply) {
+		CompletableFuture<T> reply = evalAsync(script, keys, args);
+		try {
+			return await(reply.thenApply((answer) -> {
+				onReply.accept(answer);
+				return answer;
+			}), what);
+		}
+		catch (LockException ex) {
+			synchronized (reply) {
+				reply.cancel(false);
+			}
+			throw ex;
+		}
+	}
+
+	/**
 	 * {@code WAIT replicas timeout}: the number of replicas that acknowledged every write
 	 * of this connection so far.
 	 */

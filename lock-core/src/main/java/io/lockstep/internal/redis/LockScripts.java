@@ -8,6 +8,7 @@ import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore.Acquire;
 import io.lockstep.internal.engine.LockStore.Attempt;
 import io.lockstep.internal.engine.LockStore.Renewal;
+import io.lockstep.internal.engine.LockStore.Successor;
 import io.lockstep.internal.engine.Sharing;
 
 import org.jspecify.annotations.Nullable;
@@ -277,6 +278,23 @@ public final class LockScripts {
 		keys.addAll(queues.tables());
 		keys.addAll(queues.fences());
 		return new Call(leave ? LEAVE : RELEASE, keys, releaseArgs(owner, RELEASED, publish), "release " + lock);
+	}
+
+	/**
+	 * A release with hand-offs of one key ({@link #release}) that names a successor
+	 * ({@code release-plain.lua}'s case 1): its reply is the fencing token negated when
+	 * the key was handed to it.
+	 */
+	public static Call naming(Call release, Successor successor) {
+		List<String> args = new ArrayList<>(release.args());
+		if (args.size() == 1) {
+			// the defaults left out, before the successor's arguments
+			args.add(RELEASED);
+			args.add(PUBLISH);
+		}
+		args.add(successor.owner());
+		args.add(Long.toString(successor.leaseMillis()));
+		return new Call(release.script(), release.keys(), args, release.what());
 	}
 
 	/**

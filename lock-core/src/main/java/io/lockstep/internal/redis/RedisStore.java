@@ -13,6 +13,7 @@ import io.lockstep.LockException;
 import io.lockstep.internal.DurationFormat;
 import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
+import io.lockstep.internal.engine.LockStore.Successor;
 import io.lockstep.internal.engine.Storage;
 import io.lockstep.internal.redis.LockScripts.Call;
 import org.jspecify.annotations.Nullable;
@@ -250,6 +251,25 @@ public final class RedisStore implements LockStore {
 	}
 
 	/**
+	 * A release that names a successor when it hands off: the reply is the fencing token
+	 * negated when the key was handed to it, which the successor is told on the I/O
+	 * thread that reads the reply, before the caller is woken.
+	 */
+	@Override
+	public int release(Release request, @Nullable Successor successor) {
+		if (successor == null || !handsOff() || request.id().size() != 1 || request.mode() != Release.Mode.RELEASE) {
+			return release(request);
+		}
+		Call call = LockScripts.naming(releaseCall(request, List.of(0)), successor);
+		long answer = this.commands.<Long>eval(call.script(), call.keys(), call.args(), call.what(), (reply) -> {
+			if (reply < 0) {
+				successor.handed().accept(-reply);
+			}
+		});
+		return (answer < 0) ? 1 : (int) answer;
+	}
+
+	/**
 	 * A release, leave or undo bounded by the command timeout, one script per group: a
 	 * leave or an undo on the acquisitions' connection, after the attempt it follows.
 	 * Completes with -1 when Redis refused it (an error reply, e.g. {@code NOPERM}).
@@ -312,6 +332,11 @@ public final class RedisStore implements LockStore {
 	@Override
 	public boolean handsOff() {
 		return this.replicaCheck.acks() == 0;
+	}
+
+	@Override
+	public boolean handsToSuccessors() {
+		return handsOff();
 	}
 
 	/** Read locks and semaphores: every key of one in one slot, as for the plain lock. */

@@ -137,4 +137,54 @@ class AcquisitionEffectsTests {
 		return TimeUnit.MILLISECONDS.toNanos(millis);
 	}
 
+	/**
+	 * A waiter promoted behind a holder of its own client does not ask: it waits, with
+	 * the head's re-check, for that holder's release; the lock that release hands it is
+	 * taken at once, its lease counted from when the release was sent.
+	 */
+	@Test
+	void aWaiterPromotedBehindALocalHolderWaitsForItsReleaseAndTakesWhatItHands() {
+		Acquisition machine = machine(30_000);
+		assertThat(action(machine.start(0, Gates.TAKEN))).isInstanceOf(Acquisition.Register.class);
+		assertThat(action(machine.on(new Acquisition.Registered(false), ms(1)))).isInstanceOf(Acquisition.Wait.class);
+		Acquisition.Wait wait = (Acquisition.Wait) action(machine.on(new Acquisition.PromotedBehind(), ms(2)));
+		assertThat(wait.untilNanos()).as("the head re-checks within %d ms", 500)
+			.isLessThanOrEqualTo(ms(2) + WaitPolicy.DEFAULTS.headRecheck().toNanos());
+		assertThat(machine.on(new Acquisition.HandedOffHere("another", 8, 5000, ms(3)), ms(4)))
+			.as("handed to another owner token")
+			.isEmpty();
+		Acquisition.Done done = (Acquisition.Done) action(
+				machine.on(new Acquisition.HandedOffHere(machine.owner(), 9, 5000, ms(3)), ms(4)));
+		assertThat(done.phase()).isEqualTo(Acquisition.Phase.ACQUIRED);
+		assertThat(done.grant().fencingTokens()).containsExactly(9);
+		assertThat(done.grant().sentNanos()).as("counted from the release's send").isEqualTo(ms(3));
+		assertThat(done.grant().grantedNanos()).isEqualTo(ms(5000));
+	}
+
+	/**
+	 * A lock a release of its own client hands to a waiter whose attempt is on its way
+	 * (here its last, at its deadline, which does not queue it) is left, released under
+	 * the owner token, when that attempt fails: the waiter ends without the lock it was
+	 * handed.
+	 */
+	@Test
+	void aLockHandedByALocalReleaseWhileAnAttemptIsOnItsWayIsLeftWhenTheAttemptFails() {
+		Acquisition machine = machine(30_000);
+		assertThat(action(machine.start(0, Gates.TAKEN))).isInstanceOf(Acquisition.Register.class);
+		Acquisition.Wait wait = (Acquisition.Wait) action(machine.on(new Acquisition.Registered(false), ms(1)));
+		Acquisition.Send last = (Acquisition.Send) action(
+				machine.on(new Acquisition.TimerFired(wait.timer()), wait.untilNanos()));
+		assertThat(last.entryMillis()).as("the last attempt does not queue").isZero();
+		assertThat(machine.on(new Acquisition.HandedOffHere(last.owner(), 9, 5000, wait.untilNanos()),
+				wait.untilNanos() + ms(1)))
+			.as("kept until the attempt's reply")
+			.isEmpty();
+		List<Acquisition.Effect> failed = machine
+			.on(new Acquisition.AttemptFailed(new LockException("Redis did not answer")), wait.untilNanos() + ms(2));
+		assertThat(((Acquisition.Done) action(failed)).phase()).isEqualTo(Acquisition.Phase.FAILED);
+		Acquisition.Undo undo = (Acquisition.Undo) failed.get(0);
+		assertThat(undo.owner()).isEqualTo(last.owner());
+		assertThat(undo.leave()).as("leaves, releasing what was handed").isTrue();
+	}
+
 }

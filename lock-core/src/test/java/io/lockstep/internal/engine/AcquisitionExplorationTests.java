@@ -21,7 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * of what can happen to one caller of a one-key lock held by another client: its attempt
  * runs, fails (and still runs later, never runs, or ran with its reply lost) or replies;
  * the holder releases (a hand-off to the first live queued owner, or a release
- * notification); a rival client takes the key while it is free; hand-off messages come
+ * notification; a holder of the caller's own client may instead hand the lock to the
+ * caller, named as its successor, while no one is queued, and the caller may be promoted
+ * behind it first); a rival client takes the key while it is free; hand-off messages come
  * early, late, twice or for an owner token it left; time passes; timers fire; the caller
  * is cancelled, also after it ended; the connection drops, losing what it had not written
  * (undos are sent again until they land or what they give back has expired). The storage
@@ -69,7 +71,14 @@ class AcquisitionExplorationTests {
 		/**
 		 * Max-hold 1 s; the first caller does not hear hand-offs yet: asks, then queues.
 		 */
-		MAX_HOLD_ASKS_THEN_QUEUES(3000, 1000, true, false);
+		MAX_HOLD_ASKS_THEN_QUEUES(3000, 1000, true, false),
+
+		/**
+		 * A 300 ms lease held by a caller of the same client, behind which this caller
+		 * registers: it may be promoted behind that holder, whose release may hand it the
+		 * lock (or, not handing it, promote it).
+		 */
+		SHORT_LEASE_BEHIND_LOCAL_HOLDER(300, 0, false, false, true);
 
 		final long leaseMillis;
 
@@ -79,15 +88,32 @@ class AcquisitionExplorationTests {
 
 		final boolean hearsHandOffs;
 
+		final boolean localHolder;
+
 		Scenario(long leaseMillis, long maxHoldMillis, boolean firstCaller, boolean hearsHandOffs) {
+			this(leaseMillis, maxHoldMillis, firstCaller, hearsHandOffs, false);
+		}
+
+		Scenario(long leaseMillis, long maxHoldMillis, boolean firstCaller, boolean hearsHandOffs,
+				boolean localHolder) {
 			this.leaseMillis = leaseMillis;
 			this.maxHoldMillis = maxHoldMillis;
 			this.firstCaller = firstCaller;
 			this.hearsHandOffs = hearsHandOffs;
+			this.localHolder = localHolder;
 		}
 
 		long grantedMillis() {
 			return (this.maxHoldMillis > 0) ? Math.min(this.leaseMillis, this.maxHoldMillis) : this.leaseMillis;
+		}
+
+		/**
+		 * How deep schedules go: one step less behind a local holder, whose three more
+		 * moves (a promotion behind it, its hand-off, its promotion) make each step
+		 * several times wider (4.2 million states at the full depth, 0 violations).
+		 */
+		int depth() {
+			return this.localHolder ? DEPTH - 1 : DEPTH;
 		}
 
 	}
@@ -100,7 +126,7 @@ class AcquisitionExplorationTests {
 		System.out.printf(
 				"%s: %,d states, %,d schedules explored to depth %d (%,d acquired, %,d timed out, "
 						+ "%,d failed, %,d aborted)%n",
-				scenario, explorer.seen.size(), explorer.schedules, DEPTH,
+				scenario, explorer.seen.size(), explorer.schedules, scenario.depth(),
 				explorer.endings.getOrDefault(Acquisition.Phase.ACQUIRED, 0),
 				explorer.endings.getOrDefault(Acquisition.Phase.TIMED_OUT, 0),
 				explorer.endings.getOrDefault(Acquisition.Phase.FAILED, 0),
@@ -142,7 +168,7 @@ class AcquisitionExplorationTests {
 			if (!world.violations.isEmpty()) {
 				return;
 			}
-			int left = DEPTH - schedule.size();
+			int left = this.scenario.depth() - schedule.size();
 			if (left == 0 || world.stepsAfterDone > 2) {
 				world.settle();
 				world.violations
@@ -221,6 +247,14 @@ class AcquisitionExplorationTests {
 		/** Whether the connection dropped once. */
 		boolean dropped;
 
+		/** Whether the caller was promoted behind the local holder. */
+		boolean promotedBehind;
+
+		/**
+		 * The owner token the local holder's release handed the lock to, or {@code null}.
+		 */
+		String handedHere;
+
 		/** Steps taken since the acquisition ended (late events are still explored). */
 		int stepsAfterDone;
 
@@ -274,6 +308,12 @@ class AcquisitionExplorationTests {
 			}
 			if (!this.otherReleased && OTHER.equals(this.holder)) {
 				choices.add("other releases");
+				if (this.scenario.localHolder && this.queue.isEmpty()) {
+					choices.add("other hands to it");
+				}
+			}
+			if (this.scenario.localHolder && !this.promotedBehind) {
+				choices.add("promoted behind");
 			}
 			if (!this.rivalTook && heldBy() == null) {
 				choices.add("rival takes");
@@ -282,7 +322,10 @@ class AcquisitionExplorationTests {
 				choices.add("connection drops");
 			}
 			for (int i = 0; i < this.messages.size(); i++) {
-				if (this.deliveries.getOrDefault(this.messages.get(i), 0) < 2) {
+				// what a local release tells comes once (its reply is read once)
+				Acquisition.Event message = this.messages.get(i);
+				boolean once = message instanceof Acquisition.HandedOffHere || message instanceof Acquisition.Promoted;
+				if (this.deliveries.getOrDefault(message, 0) < (once ? 1 : 2)) {
 					choices.add("message " + i);
 				}
 			}
@@ -316,11 +359,22 @@ class AcquisitionExplorationTests {
 				}
 				case "registered" -> {
 					this.registering = false;
-					feed(new Acquisition.Registered(true));
+					// behind a local holder: the head of the waiters only once promoted
+					feed(new Acquisition.Registered(!this.scenario.localHolder));
 				}
 				case "other releases" -> {
 					this.otherReleased = true;
 					release(OTHER);
+					if (this.scenario.localHolder) {
+						// a local holder's release that did not hand the lock to its
+						// successor promotes it
+						this.messages.add(new Acquisition.Promoted());
+					}
+				}
+				case "other hands to it" -> handHere();
+				case "promoted behind" -> {
+					this.promotedBehind = true;
+					feed(new Acquisition.PromotedBehind());
 				}
 				case "timer" -> {
 					this.now = Math.max(this.now, TimeUnit.NANOSECONDS.toMillis(this.waiting.untilNanos()) + 1);
@@ -342,6 +396,35 @@ class AcquisitionExplorationTests {
 					this.deliveries.merge(message, 1, Integer::sum);
 					feed(message);
 				}
+			}
+		}
+
+		/**
+		 * The local holder's release hands the lock to the caller's owner token (its
+		 * local queues name it), told to it after the reply; a caller that ended without
+		 * the lock meanwhile gives it back (the local queues see it left).
+		 */
+		private void handHere() {
+			this.otherReleased = true;
+			String token = this.machine.owner();
+			long lease = this.scenario.grantedMillis();
+			this.holder = token;
+			this.fence++;
+			this.holderFence = this.fence;
+			this.expiry = this.now + lease;
+			this.cap = 0;
+			this.handedHere = token;
+			this.messages.add(new Acquisition.HandedOffHere(token, this.fence, lease, ms(this.now)));
+			if (this.done != null) {
+				giveBackHandedHere();
+			}
+		}
+
+		/** A caller that ended without what a local release handed it gives it back. */
+		private void giveBackHandedHere() {
+			if (this.handedHere != null && this.done.phase() != Acquisition.Phase.ACQUIRED) {
+				this.connection.add(new Command(false, this.handedHere, 0, true, this.now,
+						this.now + this.scenario.grantedMillis()));
 			}
 		}
 
@@ -448,6 +531,7 @@ class AcquisitionExplorationTests {
 				this.done = ending;
 				this.waiting = null;
 				ended(ending);
+				giveBackHandedHere();
 			}
 		}
 
@@ -565,6 +649,8 @@ class AcquisitionExplorationTests {
 				.append(this.otherReleased)
 				.append(this.rivalTook)
 				.append(this.dropped)
+				.append(this.promotedBehind)
+				.append(this.handedHere)
 				.append(this.stepsAfterDone)
 				.append(this.done)
 				.append(this.messages)
