@@ -145,6 +145,48 @@ class MinHoldTimeTests {
 		}
 	}
 
+	/**
+	 * A caller waiting behind a holder of its own client (promoted behind it, it does not
+	 * ask) learns of that holder's early close, which names no successor: it asks at once
+	 * and gets the lock when the minimum hold passes, not at its head's next re-check
+	 * (500 ms).
+	 */
+	@Test
+	void aWaiterBehindAnEarlyClosingHolderOfItsClientGetsTheLockWhenTheMinimumHoldPasses() throws Exception {
+		RedisClient holderClient = TestLocks.client(this.redis);
+		try (RedisLockTemplate holder = TestLocks.builder(holderClient).build();
+				RedisLockTemplate locks = TestLocks.builder(this.client).waitTime(Duration.ofSeconds(10)).build()) {
+			TestLocks.warmUp(locks);
+			LockHandle held = holder.acquire("job:behind");
+			CompletableFuture<Long> firstInside = new CompletableFuture<>();
+			CompletableFuture<Void> first = CompletableFuture.runAsync(() -> {
+				// the first caller queues in Redis; inside, it closes at once, kept 100
+				// ms
+				try (LockHandle lock = locks.withMinHoldTime(Duration.ofMillis(100)).acquire("job:behind")) {
+					firstInside.complete(System.nanoTime());
+				}
+			});
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> this.redis.call("LLEN", "lockstep:__q:job:behind").equals(1L));
+			CompletableFuture<Long> second = CompletableFuture.supplyAsync(() -> {
+				try (LockHandle lock = locks.acquire("job:behind")) {
+					return System.nanoTime();
+				}
+			});
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> Probes.engine(locks).waitersOf("lockstep:job:behind") == 2);
+			held.close();
+			first.get(5, TimeUnit.SECONDS);
+			long after = millis(second.get(5, TimeUnit.SECONDS) - firstInside.get());
+			System.out.printf("min hold 100 ms, closed at once, a caller of the same client behind it: inside %d ms "
+					+ "after the first%n", after);
+			assertThat(after).as("ms from the first caller's entry (the head's re-check: 500)").isLessThan(350L);
+		}
+		finally {
+			holderClient.shutdown();
+		}
+	}
+
 	@Test
 	void anEarlyClosePublishesNoReleaseNotificationALongerRunDoes() throws Exception {
 		BlockingQueue<String> published = new LinkedBlockingQueue<>();

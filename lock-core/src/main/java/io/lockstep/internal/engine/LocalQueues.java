@@ -251,6 +251,24 @@ final class LocalQueues {
 	}
 
 	/**
+	 * A holder of the key left without naming a successor (its lease was lost, or kept
+	 * until its minimum hold passes): a head promoted behind it asks now.
+	 */
+	void holderLeft(String key) {
+		if (!this.namesSuccessors || !this.waiting.containsKey(key)) {
+			return;
+		}
+		synchronized (this.waiting) {
+			KeyQueue queue = this.waiting.get(key);
+			Waiter head = (queue != null) ? headOf(queue, true) : null;
+			if (head != null && head.behind) {
+				head.behind = false;
+				head.promote();
+			}
+		}
+	}
+
+	/**
 	 * A release's naming of a successor, resolved once: the storage handed the lock to it
 	 * (told to its listener, or given back when it left meanwhile), or it did not (the
 	 * successor, still the head, asks now).

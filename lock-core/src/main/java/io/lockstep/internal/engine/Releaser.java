@@ -106,6 +106,7 @@ final class Releaser {
 			catch (LockException ex) {
 				logger.debug("Releasing the lost lock '{}' failed; it expires on its own", lease.id().display(), ex);
 			}
+			lease.id().keys().forEach(this.waiters::holderLeft);
 			return new LockLostException(lease.id().display(), lease.reason());
 		}
 		if (prior != Lease.State.HELD) {
@@ -115,8 +116,7 @@ final class Releaser {
 		long keepMillis = lease.minHoldLeftMillis(started);
 		int done;
 		try {
-			done = (keepMillis > 0) ? this.store.release(LockStore.Release.keep(lease.id(), lease.owner(), keepMillis))
-					: releaseNamingSuccessor(lease, started);
+			done = (keepMillis > 0) ? keep(lease, keepMillis) : releaseNamingSuccessor(lease, started);
 		}
 		catch (LockException ex) {
 			if (ranOut) {
@@ -148,6 +148,19 @@ final class Releaser {
 				: "at release a key of the lock was gone or held by another owner";
 		lease.endRelease(Lease.State.LOST, reason);
 		return new LockLostException(lease.id().display(), reason);
+	}
+
+	/**
+	 * Leaves the lease's keys to expire when its minimum hold passes; a local head
+	 * promoted behind it asks now (it learns when).
+	 */
+	private int keep(Lease lease, long keepMillis) {
+		try {
+			return this.store.release(LockStore.Release.keep(lease.id(), lease.owner(), keepMillis));
+		}
+		finally {
+			lease.id().keys().forEach(this.waiters::holderLeft);
+		}
 	}
 
 	/**

@@ -29,10 +29,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * is also why the acquire and release scripts begin with their commonest case
  * ({@code acquire-plain.lua}: a free key, or a waiter's first attempt that queues behind
  * another owner's exclusive hold; {@code release-plain.lua}: one plain key of its owner,
- * a key of its owner handed to the first waiter of its queue, or a reader that leaves
- * other readers), which returns before any library function is defined. Redis numbers the
- * lines of the whole text; {@link #explain} turns its {@code user_script:<line>} back
- * into the file and line.
+ * freed or handed to a successor the release names, a key of its owner handed to the
+ * first waiter of its queue, or a reader that leaves other readers), which returns before
+ * any library function is defined. Redis numbers the lines of the whole text;
+ * {@link #explain} turns its {@code user_script:<line>} back into the file and line.
  */
 final class ScriptTexts {
 
