@@ -10,18 +10,18 @@
 --    a waiter of the same client, with its hand-off lease in ARGV[5]), the key is handed to it
 --    instead: "<successor>:<fence>:0" for that lease, as its own first attempt would have taken
 --    the free key, and the reply is the fence negated (no one is told: the releasing client tells
---    its waiter). Unmarked, nobody joined the key's queue since this owner took it.
+--    its waiter); a queue entry of the successor's own, left by an earlier attempt, is taken off.
 -- 2. The key holds this owner's exclusive value marked as waited for ("...:w", no lock delay), and
 --    the first entry of its queue is a live exclusive waiter without max hold or lock delay
 --    ("<expires>:<lease>:0:x:<channel>", see joinQueue in lib-acquire.lua): the key is handed
 --    to it as handOff() in lib-release.lua would ("<waiter>:<fence>:0:w" for the hand-off
---    lease, the entry taken off, the waiter told on its channel). When the queue is empty and
---    the release names a successor, the key is handed to it as in case 1, its mark kept
---    ("<successor>:<fence>:0:w": whoever marked it is told when it is freed). A writer's mark on
---    several keys does not keep the key from an exclusive waiter first in line. When the fencing
---    counter was missing (INCR gave 1), release.lua seeds it (plainFence) and hands off the next
---    token (the seed itself is not issued); a successor named is then not handed the key, which
---    release.lua frees.
+--    lease, the entry taken off, the waiter told on its channel). When the queue is empty, no
+--    writer on several keys marked the key for itself ("~w" in the table) and the release names
+--    a successor, the key is handed to it as in case 1, its mark kept ("<successor>:<fence>:0:w":
+--    whoever marked it is told when it is freed). A writer's mark on several keys does not keep
+--    the key from an exclusive waiter first in line. When the fencing counter was missing (INCR
+--    gave 1), release.lua seeds it (plainFence) and hands off the next token (the seed itself is
+--    not issued); a successor named is then not handed the key, which release.lua frees.
 -- 3. A reader without a lock delay leaves other readers ("r|...", see lib-shared.lua), one of
 --    which holds a lease that ends no earlier than the owner's (its lease end, plus its lock
 --    delay). The key's TTL is the latest such end of the holders in the value (every script
@@ -61,7 +61,8 @@ if #KEYS == 4 then
       if tonumber(expires) > tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
         waiter, lease, channel = first, entryLease, entryChannel
       end
-    elseif not first and ARGV[4] then
+    elseif not first and ARGV[4] and redis.call('HEXISTS', KEYS[3], '~w') == 0 then
+      -- no one queued, and no writer on several keys marked it for itself ("~w")
       waiter, lease = ARGV[4], ARGV[5]
     end
     mark = ':w'
@@ -74,6 +75,10 @@ if #KEYS == 4 then
         or string.format('%d%08d', (plainFence - low) / 1e8, low)
       redis.call('SET', KEYS[1], waiter .. ':' .. fence .. ':0' .. mark, 'PX', lease)
       if not channel then
+        -- an entry the successor's own earlier attempt left in the queue goes with it
+        if redis.call('HDEL', KEYS[3], waiter) == 1 then
+          redis.call('LREM', KEYS[2], 0, waiter)
+        end
         return -plainFence
       end
       redis.call('LPOP', KEYS[2])

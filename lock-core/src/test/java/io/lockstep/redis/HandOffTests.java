@@ -22,6 +22,8 @@ import io.lockstep.test.RedisTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Mono;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -320,6 +322,99 @@ class HandOffTests {
 			assertThat(tokens).hasSize(2);
 			assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
 			assertThat(own.call("EXISTS", "lockstep:job")).isEqualTo(0L);
+		}
+	}
+
+	/**
+	 * A caller waiting behind another caller of its client whose release names no
+	 * successor (its lock has a max hold, a lock delay, or is a read lock ahead of a
+	 * writer) asks when that release comes, not at its next re-check (500 ms).
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "max hold", "lock delay", "reader ahead" })
+	void aCallerBehindAHolderWhoseReleaseNamesNoSuccessorAsksAtThatRelease(String mode) throws Exception {
+		RedisClient client = TestLocks.client(this.redis);
+		this.clients.add(client);
+		RedisLockTemplateBuilder builder = TestLocks.builder(client).waitTime(Duration.ofSeconds(10));
+		if (mode.equals("max hold")) {
+			builder.maxHoldTime(Duration.ofSeconds(60));
+		}
+		if (mode.equals("lock delay")) {
+			builder.lockDelay(Duration.ofMillis(100));
+		}
+		try (RedisLockTemplate locks = builder.build()) {
+			TestLocks.warmUp(locks);
+			io.lockstep.LockTemplate others = mode.equals("reader ahead") ? locks.write() : locks;
+			io.lockstep.LockTemplate middle = mode.equals("reader ahead") ? locks.read() : locks;
+			LockHandle held = others.acquire("job");
+			CompletableFuture<Long> middleReleased = CompletableFuture.supplyAsync(() -> {
+				try (LockHandle lock = middle.acquire("job")) {
+					return System.nanoTime();
+				}
+			}, Executors.newSingleThreadExecutor());
+			await().atMost(Duration.ofSeconds(5)).until(() -> queueLength() == 1);
+			CompletableFuture<Long> last = CompletableFuture.supplyAsync(() -> {
+				try (LockHandle lock = others.acquire("job")) {
+					return System.nanoTime();
+				}
+			}, Executors.newSingleThreadExecutor());
+			await().atMost(Duration.ofSeconds(5)).until(() -> Probes.engine(locks).waitersOf("lockstep:job") == 2);
+			held.close();
+			long after = (last.get(5, TimeUnit.SECONDS) - middleReleased.get(5, TimeUnit.SECONDS)) / 1_000_000;
+			System.out.printf("%s: the caller behind got the lock %d ms after the release before it%n", mode, after);
+			assertThat(after).as("ms after the release before it (the head's re-check: 500)").isLessThan(250L);
+		}
+	}
+
+	/**
+	 * Callers of one client, half of them waiting 2 ms at most, so that many give up
+	 * while a release may be naming them its successor: no two are ever inside at once,
+	 * and what a release handed to one that gave up is given back, so the key is free
+	 * soon after the last release, not a hand-off lease (5 s) later.
+	 */
+	@Test
+	void callersOfOneClientThatGiveUpWhileAReleaseNamesThemLeaveNothingHeld(RedisFixture fixture) throws Exception {
+		RedisNode own = fixture.standalone();
+		RedisClient client = TestLocks.client(own);
+		this.clients.add(client);
+		try (RedisLockTemplate locks = TestLocks.builder(client).waitTime(Duration.ofSeconds(10)).build()) {
+			TestLocks.warmUp(locks);
+			io.lockstep.LockTemplate impatient = locks.withWaitTime(Duration.ofMillis(2));
+			java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger acquired = new java.util.concurrent.atomic.AtomicInteger();
+			java.util.concurrent.atomic.AtomicInteger gaveUp = new java.util.concurrent.atomic.AtomicInteger();
+			long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+			List<CompletableFuture<Void>> callers = new ArrayList<>();
+			for (int t = 0; t < 6; t++) {
+				io.lockstep.LockTemplate template = (t % 2 == 0) ? impatient : locks;
+				callers.add(CompletableFuture.runAsync(() -> {
+					while (System.nanoTime() < end) {
+						java.util.Optional<LockHandle> lock = template.tryAcquire("job");
+						if (lock.isEmpty()) {
+							gaveUp.incrementAndGet();
+							continue;
+						}
+						try (LockHandle held = lock.get()) {
+							if (inside.incrementAndGet() != 1) {
+								overlaps.incrementAndGet();
+							}
+							acquired.incrementAndGet();
+							inside.decrementAndGet();
+						}
+					}
+				}, Executors.newSingleThreadExecutor()));
+			}
+			CompletableFuture.allOf(callers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+			boolean freed = Eventually.holds(Duration.ofSeconds(1), () -> !TestLocks.exists(own, "lockstep:job"));
+			System.out.printf(
+					"6 callers of one client, half waiting 2 ms at most: %d acquisitions, %d gave up, "
+							+ "%d overlaps, key free within 1 s: %s%n",
+					acquired.get(), gaveUp.get(), overlaps.get(), freed);
+			assertThat(overlaps.get()).isZero();
+			assertThat(acquired.get()).isPositive();
+			assertThat(gaveUp.get()).isPositive();
+			assertThat(freed).as("the key free within 1 s of the last release").isTrue();
 		}
 	}
 

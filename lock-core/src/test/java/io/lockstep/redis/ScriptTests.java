@@ -102,6 +102,24 @@ class ScriptTests {
 		// another owner's key: left alone
 		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isZero();
 		assertThat(this.redis.call("GET", "k")).isEqualTo(successor + ":" + (fence + 1) + ":0:w");
+		// unmarked, with a live entry of the successor's own left by an earlier attempt:
+		// handed, the entry taken off (its release would otherwise hand the key to it
+		// again)
+		this.redis.call("FLUSHALL");
+		this.scripts.acquire(OWNER, "30000");
+		this.redis.call("RPUSH", "q", successor);
+		this.redis.call("HSET", "t", successor, (System.currentTimeMillis() + 60_000) + ":5000:0:x:chan");
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isNegative();
+		assertThat(this.redis.call("LLEN", "q")).isEqualTo(0L);
+		assertThat(this.redis.call("HEXISTS", "t", successor)).isEqualTo(0L);
+		// marked for a writer on several keys, no one queued: the writer's, not the
+		// successor's
+		this.redis.call("FLUSHALL");
+		this.scripts.acquire(OWNER, "30000");
+		this.redis.call("SET", "k", this.redis.call("GET", "k") + ":w", "KEEPTTL");
+		this.redis.call("HSET", "t", "~w", OTHER + ":" + (System.currentTimeMillis() + 60_000));
+		assertThat(this.scripts.releaseTo(OWNER, successor, 5000)).isEqualTo(1L);
+		assertThat(this.redis.call("GET", "k")).isEqualTo("~w:" + OTHER + ":w");
 		// the fencing counter missing: freed, and the counter seeded above every token
 		this.redis.call("FLUSHALL");
 		this.scripts.acquire(OWNER, "30000");

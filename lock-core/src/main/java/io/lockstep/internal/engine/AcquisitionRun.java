@@ -369,6 +369,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		long untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(this.terms.leaseMillis())
 				+ TimeUnit.MILLISECONDS.toNanos(this.terms.delayMillis());
 		this.context.releases().land(LockStore.Release.undo(this.id, grant.owner()), untilNanos);
+		this.id.keys().forEach(this.context.waiters()::holderLeft);
 	}
 
 	static LockException asLockException(Throwable failure) {
@@ -409,6 +410,11 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	public long successorLease() {
 		boolean plain = this.terms.maxHoldMillis() == 0 && this.terms.delayMillis() == 0;
 		return (plain && this.id.size() == 1 && this.id.sharing().exclusive()) ? this.terms.handOffMillis() : 0;
+	}
+
+	@Override
+	public boolean namesSuccessor() {
+		return this.id.size() == 1 && this.id.sharing().exclusive();
 	}
 
 	@Override

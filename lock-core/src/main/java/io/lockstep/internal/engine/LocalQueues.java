@@ -208,7 +208,8 @@ final class LocalQueues {
 			}
 			Waiter next = wasHead ? headOf(queue, waiter.handOffs()) : null;
 			if (next != null) {
-				if (acquired && waiter.handOffs() && this.namesSuccessors) {
+				if (acquired && waiter.handOffs() && this.namesSuccessors && waiter.listener().namesSuccessor()
+						&& next.listener().successorLease() > 0) {
 					next.promoteBehind();
 				}
 				else {
@@ -251,8 +252,9 @@ final class LocalQueues {
 	}
 
 	/**
-	 * A holder of the key left without naming a successor (its lease was lost, or kept
-	 * until its minimum hold passes): a head promoted behind it asks now.
+	 * A holder of the key left without naming a successor (its lease was lost, leaked,
+	 * kept until its minimum hold passes, or never made): a head promoted behind it asks
+	 * now.
 	 */
 	void holderLeft(String key) {
 		if (!this.namesSuccessors || !this.waiting.containsKey(key)) {
@@ -320,19 +322,41 @@ final class LocalQueues {
 		}
 
 		/**
-		 * The release did not hand it the lock, or failed: unless it was handed, the
-		 * successor asks now if it is still the head.
+		 * The release did not hand it the lock: unless it was handed, the successor asks
+		 * now if it is still the head.
 		 */
 		void notHanded() {
+			resolve(false);
+		}
+
+		/**
+		 * The release failed or was not answered in time: it may have handed the lock.
+		 * Unless told, the successor asks now if it is still the head, and gives back
+		 * what it may have been handed when it leaves without the lock (at once if it
+		 * left already): a leave is token-checked, so one too many is harmless.
+		 */
+		void failed() {
+			resolve(true);
+		}
+
+		private void resolve(boolean mayBeHanded) {
+			boolean left;
 			synchronized (LocalQueues.this.waiting) {
 				if (this.resolved) {
 					return;
 				}
 				this.resolved = true;
 				KeyQueue queue = LocalQueues.this.waiting.get(this.waiter.key());
-				if (queue != null && headOf(queue, true) == this.waiter) {
-					this.waiter.promote();
+				left = queue == null || !queue.contains(this.waiter);
+				if (!left) {
+					this.waiter.handedHere |= mayBeHanded;
+					if (headOf(queue, true) == this.waiter) {
+						this.waiter.promote();
+					}
 				}
+			}
+			if (left && mayBeHanded) {
+				this.giveBack.accept(this.successor);
 			}
 		}
 
@@ -485,6 +509,14 @@ final class LocalQueues {
 		 */
 		default long successorLease() {
 			return 0;
+		}
+
+		/**
+		 * Whether its release, once it holds the lock, names a successor (a one-key
+		 * exclusive lock): only then does the next waiter wait behind it.
+		 */
+		default boolean namesSuccessor() {
+			return false;
 		}
 
 		/**

@@ -110,6 +110,7 @@ final class Releaser {
 			return new LockLostException(lease.id().display(), lease.reason());
 		}
 		if (prior != Lease.State.HELD) {
+			lease.id().keys().forEach(this.waiters::holderLeft);
 			return null;
 		}
 		boolean ranOut = started - lease.deadlineNanos() >= 0;
@@ -182,12 +183,16 @@ final class Releaser {
 		if (successor == null) {
 			return this.store.release(LockStore.Release.of(id, lease.owner()));
 		}
+		int released;
 		try {
-			return this.store.release(LockStore.Release.of(id, lease.owner()), successor.successor());
+			released = this.store.release(LockStore.Release.of(id, lease.owner()), successor.successor());
 		}
-		finally {
-			successor.notHanded();
+		catch (RuntimeException | Error ex) {
+			successor.failed();
+			throw ex;
 		}
+		successor.notHanded();
+		return released;
 	}
 
 	/**
@@ -330,6 +335,7 @@ final class Releaser {
 		for (Lease lease : parts) {
 			if (lease.exit(call)) {
 				lease.leak("its handle was dropped without close()");
+				lease.id().keys().forEach(this.waiters::holderLeft);
 			}
 		}
 	}

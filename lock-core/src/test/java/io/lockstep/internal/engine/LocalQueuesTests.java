@@ -177,9 +177,161 @@ class LocalQueuesTests {
 	}
 
 	/** What a waiter heard, in order. */
+	/**
+	 * A waiter that becomes the head because the one before it acquired is promoted
+	 * behind that holder, named once by its release, and told once: handed the lock (then
+	 * it gives back what it leaves without), or not (then it asks).
+	 */
+	@Test
+	void aWaiterPromotedBehindALocalHolderIsNamedOnceByItsReleaseAndToldOnce() {
+		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
+		try {
+			List<String> givenBack = new CopyOnWriteArrayList<>();
+			Successive first = new Successive();
+			Successive second = new Successive();
+			Successive third = new Successive();
+			LocalQueues.Waiter one = queues.register("lockstep:job", "owner-1", true, first);
+			LocalQueues.Waiter two = queues.register("lockstep:job", "owner-2", true, second);
+			queues.register("lockstep:job", "owner-3", true, third);
+			assertThat(queues.successor("lockstep:job", 0, (named) -> givenBack.add(named.owner())))
+				.as("no one behind a holder yet")
+				.isNull();
+			assertThat(queues.unregister(one, true)).isFalse();
+			assertThat(second.events).containsExactly("promoted behind");
+			LocalQueues.Naming naming = queues.successor("lockstep:job", 5, (named) -> givenBack.add(named.owner()));
+			assertThat(naming.successor().owner()).isEqualTo("owner-2");
+			assertThat(naming.successor().leaseMillis()).isEqualTo(5_000);
+			assertThat(queues.successor("lockstep:job", 6, (named) -> givenBack.add(named.owner()))).as("named once")
+				.isNull();
+			naming.successor().handed().accept(9);
+			naming.notHanded();
+			assertThat(second.events).containsExactly("promoted behind",
+					"handed here to owner-2: 9, 5000 ms, sent at 5");
+			assertThat(queues.unregister(two, false)).as("it gives back what it leaves without").isTrue();
+			assertThat(third.events).as("its follower asks").containsExactly("promoted");
+			assertThat(givenBack).isEmpty();
+		}
+		finally {
+			queues.close();
+		}
+	}
+
+	/**
+	 * A successor that left before the release's reply is given back what it was handed;
+	 * one the release did not hand the lock to asks; a holder that leaves without naming
+	 * one (kept for its minimum hold, or lost) makes the head behind it ask.
+	 */
+	@Test
+	void aSuccessorThatLeftIsGivenBackAndOneNotHandedAsks() {
+		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
+		try {
+			List<String> givenBack = new CopyOnWriteArrayList<>();
+			Successive[] heard = { new Successive(), new Successive(), new Successive(), new Successive() };
+			List<LocalQueues.Waiter> waiters = new ArrayList<>();
+			for (int i = 0; i < heard.length; i++) {
+				waiters.add(queues.register("lockstep:job", "owner-" + i, true, heard[i]));
+			}
+			queues.unregister(waiters.get(0), true);
+			LocalQueues.Naming left = queues.successor("lockstep:job", 5, (named) -> givenBack.add(named.owner()));
+			assertThat(queues.unregister(waiters.get(1), false)).as("not handed yet").isFalse();
+			left.successor().handed().accept(9);
+			assertThat(givenBack).containsExactly("owner-1");
+			assertThat(heard[1].events).containsExactly("promoted behind");
+			// the next asks at once (its predecessor left without the lock)
+			assertThat(heard[2].events).containsExactly("promoted");
+			queues.unregister(waiters.get(2), true);
+			LocalQueues.Naming notHanded = queues.successor("lockstep:job", 7, (named) -> givenBack.add(named.owner()));
+			notHanded.notHanded();
+			notHanded.successor().handed().accept(11);
+			assertThat(heard[3].events).as("asks; a hand-off told after that changes nothing")
+				.containsExactly("promoted behind", "promoted");
+			assertThat(givenBack).containsExactly("owner-1");
+		}
+		finally {
+			queues.close();
+		}
+	}
+
+	/**
+	 * A release that failed or was not answered may have handed the lock: the successor
+	 * asks, and gives back what it may hold when it leaves without the lock, or at once
+	 * when it had left already.
+	 */
+	@Test
+	void aSuccessorOfAReleaseThatFailedAsksAndGivesBackWhatItMayHold() {
+		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
+		try {
+			List<String> givenBack = new CopyOnWriteArrayList<>();
+			Successive[] heard = { new Successive(), new Successive(), new Successive(), new Successive() };
+			List<LocalQueues.Waiter> waiters = new ArrayList<>();
+			for (int i = 0; i < heard.length; i++) {
+				waiters.add(queues.register("lockstep:job", "owner-" + i, true, heard[i]));
+			}
+			queues.unregister(waiters.get(0), true);
+			queues.successor("lockstep:job", 5, (named) -> givenBack.add(named.owner())).failed();
+			assertThat(heard[1].events).containsExactly("promoted behind", "promoted");
+			assertThat(queues.unregister(waiters.get(1), false)).as("gives back what it may hold").isTrue();
+			queues.unregister(waiters.get(2), true);
+			LocalQueues.Naming named = queues.successor("lockstep:job", 7, (n) -> givenBack.add(n.owner()));
+			queues.unregister(waiters.get(3), false);
+			named.failed();
+			assertThat(givenBack).containsExactly("owner-3");
+		}
+		finally {
+			queues.close();
+		}
+	}
+
+	@Test
+	void aHolderThatLeavesWithoutNamingASuccessorMakesTheHeadBehindItAsk() {
+		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
+		try {
+			Successive second = new Successive();
+			LocalQueues.Waiter one = queues.register("lockstep:job", "owner-1", true, new Successive());
+			queues.register("lockstep:job", "owner-2", true, second);
+			queues.unregister(one, true);
+			queues.holderLeft("lockstep:job");
+			assertThat(second.events).containsExactly("promoted behind", "promoted");
+			assertThat(queues.successor("lockstep:job", 5, (named) -> {
+			})).as("no longer behind a holder").isNull();
+		}
+		finally {
+			queues.close();
+		}
+	}
+
+	/**
+	 * A one-key exclusive waiter: its release names a successor, and it may be named one
+	 * (a 5 s hand-off lease).
+	 */
+	private static final class Successive extends Heard {
+
+		@Override
+		public void promotedBehind() {
+			this.events.add("promoted behind");
+		}
+
+		@Override
+		public long successorLease() {
+			return 5_000;
+		}
+
+		@Override
+		public boolean namesSuccessor() {
+			return true;
+		}
+
+		@Override
+		public void handedOffHere(String owner, long fencingToken, long leaseMillis, long sentNanos) {
+			this.events.add(
+					"handed here to " + owner + ": " + fencingToken + ", " + leaseMillis + " ms, sent at " + sentNanos);
+		}
+
+	}
+
 	private static class Heard implements LocalQueues.Listener {
 
-		private final List<String> events = new ArrayList<>();
+		final List<String> events = new ArrayList<>();
 
 		@Override
 		public void released() {
