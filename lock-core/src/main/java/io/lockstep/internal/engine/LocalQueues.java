@@ -302,23 +302,7 @@ final class LocalQueues {
 
 		/** The storage handed the lock to it; on the thread that read the reply. */
 		private void handed(long fencingToken) {
-			boolean left;
-			synchronized (LocalQueues.this.waiting) {
-				if (this.resolved) {
-					return;
-				}
-				this.resolved = true;
-				KeyQueue queue = LocalQueues.this.waiting.get(this.waiter.key());
-				left = queue == null || !queue.contains(this.waiter);
-				if (!left) {
-					this.waiter.handedHere = true;
-					this.waiter.listener()
-						.handedOffHere(this.waiter.owner(), fencingToken, this.successor.leaseMillis(), this.sentNanos);
-				}
-			}
-			if (left) {
-				this.giveBack.accept(this.successor);
-			}
+			resolve(fencingToken, true);
 		}
 
 		/**
@@ -326,7 +310,7 @@ final class LocalQueues {
 		 * now if it is still the head.
 		 */
 		void notHanded() {
-			resolve(false);
+			resolve(-1, false);
 		}
 
 		/**
@@ -336,10 +320,15 @@ final class LocalQueues {
 		 * left already): a leave is token-checked, so one too many is harmless.
 		 */
 		void failed() {
-			resolve(true);
+			resolve(-1, true);
 		}
 
-		private void resolve(boolean mayBeHanded) {
+		/**
+		 * Resolves the naming once: a successor still waiting is told the hand-off (a
+		 * fencing token of 0 or more), or else asks if it is the head; one that left is
+		 * given back what it was or may have been handed.
+		 */
+		private void resolve(long fencingToken, boolean mayBeHanded) {
 			boolean left;
 			synchronized (LocalQueues.this.waiting) {
 				if (this.resolved) {
@@ -350,7 +339,12 @@ final class LocalQueues {
 				left = queue == null || !queue.contains(this.waiter);
 				if (!left) {
 					this.waiter.handedHere |= mayBeHanded;
-					if (headOf(queue, true) == this.waiter) {
+					if (fencingToken >= 0) {
+						this.waiter.listener()
+							.handedOffHere(this.waiter.owner(), fencingToken, this.successor.leaseMillis(),
+									this.sentNanos);
+					}
+					else if (headOf(queue, true) == this.waiter) {
 						this.waiter.promote();
 					}
 				}

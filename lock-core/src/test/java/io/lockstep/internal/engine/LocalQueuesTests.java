@@ -218,19 +218,18 @@ class LocalQueuesTests {
 
 	/**
 	 * A successor that left before the release's reply is given back what it was handed;
-	 * one the release did not hand the lock to asks; a holder that leaves without naming
-	 * one (kept for its minimum hold, or lost) makes the head behind it ask.
+	 * one the release did not hand the lock to asks; one of a release that failed or was
+	 * not answered (it may have handed the lock) asks, and gives back what it may hold
+	 * when it leaves without the lock, or at once when it had left already.
 	 */
 	@Test
-	void aSuccessorThatLeftIsGivenBackAndOneNotHandedAsks() {
+	void eachOutcomeOfANamingIsResolvedOnce() {
 		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
 		try {
 			List<String> givenBack = new CopyOnWriteArrayList<>();
-			Successive[] heard = { new Successive(), new Successive(), new Successive(), new Successive() };
-			List<LocalQueues.Waiter> waiters = new ArrayList<>();
-			for (int i = 0; i < heard.length; i++) {
-				waiters.add(queues.register("lockstep:job", "owner-" + i, true, heard[i]));
-			}
+			Successive[] heard = { new Successive(), new Successive(), new Successive(), new Successive(),
+					new Successive(), new Successive(), new Successive() };
+			List<LocalQueues.Waiter> waiters = registered(queues, heard);
 			queues.unregister(waiters.get(0), true);
 			LocalQueues.Naming left = queues.successor("lockstep:job", 5, (named) -> givenBack.add(named.owner()));
 			assertThat(queues.unregister(waiters.get(1), false)).as("not handed yet").isFalse();
@@ -246,36 +245,15 @@ class LocalQueuesTests {
 			assertThat(heard[3].events).as("asks; a hand-off told after that changes nothing")
 				.containsExactly("promoted behind", "promoted");
 			assertThat(givenBack).containsExactly("owner-1");
-		}
-		finally {
-			queues.close();
-		}
-	}
-
-	/**
-	 * A release that failed or was not answered may have handed the lock: the successor
-	 * asks, and gives back what it may hold when it leaves without the lock, or at once
-	 * when it had left already.
-	 */
-	@Test
-	void aSuccessorOfAReleaseThatFailedAsksAndGivesBackWhatItMayHold() {
-		LocalQueues queues = new LocalQueues(new OpenWakeUps(), this.scheduler, WaitPolicy.DEFAULTS.local(), true);
-		try {
-			List<String> givenBack = new CopyOnWriteArrayList<>();
-			Successive[] heard = { new Successive(), new Successive(), new Successive(), new Successive() };
-			List<LocalQueues.Waiter> waiters = new ArrayList<>();
-			for (int i = 0; i < heard.length; i++) {
-				waiters.add(queues.register("lockstep:job", "owner-" + i, true, heard[i]));
-			}
-			queues.unregister(waiters.get(0), true);
-			queues.successor("lockstep:job", 5, (named) -> givenBack.add(named.owner())).failed();
-			assertThat(heard[1].events).containsExactly("promoted behind", "promoted");
-			assertThat(queues.unregister(waiters.get(1), false)).as("gives back what it may hold").isTrue();
-			queues.unregister(waiters.get(2), true);
-			LocalQueues.Naming named = queues.successor("lockstep:job", 7, (n) -> givenBack.add(n.owner()));
-			queues.unregister(waiters.get(3), false);
-			named.failed();
-			assertThat(givenBack).containsExactly("owner-3");
+			queues.unregister(waiters.get(3), true);
+			queues.successor("lockstep:job", 9, (named) -> givenBack.add(named.owner())).failed();
+			assertThat(heard[4].events).containsExactly("promoted behind", "promoted");
+			assertThat(queues.unregister(waiters.get(4), false)).as("gives back what it may hold").isTrue();
+			queues.unregister(waiters.get(5), true);
+			LocalQueues.Naming gone = queues.successor("lockstep:job", 11, (named) -> givenBack.add(named.owner()));
+			queues.unregister(waiters.get(6), false);
+			gone.failed();
+			assertThat(givenBack).containsExactly("owner-1", "owner-6");
 		}
 		finally {
 			queues.close();
@@ -298,6 +276,15 @@ class LocalQueuesTests {
 		finally {
 			queues.close();
 		}
+	}
+
+	/** Registers the waiters of one key, owner-0, owner-1 and so on, in that order. */
+	private static List<LocalQueues.Waiter> registered(LocalQueues queues, Successive... heard) {
+		List<LocalQueues.Waiter> waiters = new ArrayList<>();
+		for (int i = 0; i < heard.length; i++) {
+			waiters.add(queues.register("lockstep:job", "owner-" + i, true, heard[i]));
+		}
+		return waiters;
 	}
 
 	/**
