@@ -409,7 +409,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	@Override
 	public long successorLease() {
 		boolean plain = this.terms.maxHoldMillis() == 0 && this.terms.delayMillis() == 0;
-		return (plain && this.id.size() == 1 && this.id.sharing().exclusive()) ? this.terms.handOffMillis() : 0;
+		return (plain && namesSuccessor()) ? this.terms.handOffMillis() : 0;
 	}
 
 	@Override

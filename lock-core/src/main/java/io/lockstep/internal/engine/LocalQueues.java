@@ -237,17 +237,8 @@ final class LocalQueues {
 			return null;
 		}
 		synchronized (this.waiting) {
-			KeyQueue queue = this.waiting.get(key);
-			Waiter head = (queue != null) ? headOf(queue, true) : null;
-			if (head == null || !head.behind) {
-				return null;
-			}
-			long leaseMillis = head.listener().successorLease();
-			if (leaseMillis <= 0) {
-				return null;
-			}
-			head.behind = false;
-			return new Naming(head, leaseMillis, sentNanos, giveBack);
+			Waiter head = behindHead(key);
+			return (head != null) ? new Naming(head, head.listener().successorLease(), sentNanos, giveBack) : null;
 		}
 	}
 
@@ -261,13 +252,26 @@ final class LocalQueues {
 			return;
 		}
 		synchronized (this.waiting) {
-			KeyQueue queue = this.waiting.get(key);
-			Waiter head = (queue != null) ? headOf(queue, true) : null;
-			if (head != null && head.behind) {
-				head.behind = false;
+			Waiter head = behindHead(key);
+			if (head != null) {
 				head.promote();
 			}
 		}
+	}
+
+	/**
+	 * The key's first hand-off waiter when it waits behind a holder of this client (no
+	 * longer, once returned: it is named or asks), or {@code null}; only a waiter that
+	 * can be named is promoted behind. Under the monitor.
+	 */
+	private @Nullable Waiter behindHead(String key) {
+		KeyQueue queue = this.waiting.get(key);
+		Waiter head = (queue != null) ? headOf(queue, true) : null;
+		if (head == null || !head.behind) {
+			return null;
+		}
+		head.behind = false;
+		return head;
 	}
 
 	/**

@@ -257,7 +257,7 @@ public final class RedisStore implements LockStore {
 	 */
 	@Override
 	public int release(Release request, @Nullable Successor successor) {
-		if (successor == null || !handsOff() || request.id().size() != 1 || request.mode() != Release.Mode.RELEASE) {
+		if (successor == null) {
 			return release(request);
 		}
 		Call call = LockScripts.naming(releaseCall(request, List.of(0)), successor);
