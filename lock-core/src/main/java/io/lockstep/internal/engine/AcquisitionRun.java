@@ -310,7 +310,8 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	 * the handle (of the leases held already and the new one); stops the observation.
 	 * @param onThisThread whether the guarded call runs on the current thread (see
 	 * {@link LeaseHandle})
-	 * @param cancelled whether the caller cancelled it (an abort is then not an error)
+	 * @param cancelled whether the caller cancelled it (an abort is then not an error,
+	 * and a grant is given back)
 	 * @return the handle when acquired, else {@code null}
 	 */
 	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, boolean cancelled) {
@@ -320,7 +321,13 @@ final class AcquisitionRun implements LocalQueues.Listener {
 		Lease lease = null;
 		String outcome;
 		long fencingToken = -1;
-		if (acquired) {
+		if (acquired && cancelled) {
+			// no caller will get it (and the cancel may have given back a lock handed
+			// here already): given back without a lease, so nothing is reported lost
+			giveBack(done.grant());
+			outcome = LockObservationContext.CANCELLED;
+		}
+		else if (acquired) {
 			Acquisition.Grant grant = done.grant();
 			try {
 				lease = this.context.leases().granted(this.acquiring, grant);

@@ -220,6 +220,89 @@ class AcquisitionDriverTests {
 			.isZero();
 	}
 
+	/**
+	 * A reactive acquisition cancelled while the lock its client's release handed it
+	 * waits for a worker: the cancel gives the lock back, and the grant the machine then
+	 * concludes (a lock no caller ever got) is given back too, never reported lost. The
+	 * workers are held busy so that the hand-off is in the inbox when the cancel comes.
+	 */
+	@Test
+	void aReactiveAcquisitionCancelledWhileItsHandedLockWaitsForAWorkerReportsNoLoss() throws Exception {
+		FakeBackend store = new FakeBackend();
+		store.namesSuccessors = true;
+		try (LockEngine successors = new LockEngine(new Storage(store, store), EngineOptions.defaults("p:"))) {
+			// A waits in the key's queue, B (asynchronous) behind it
+			store.replies.add(() -> LockStore.Attempt.held(20_000, 0, 5));
+			CountDownLatch aHolds = new CountDownLatch(1);
+			CountDownLatch aReleases = new CountDownLatch(1);
+			CompletableFuture<Void> a = CompletableFuture.runAsync(() -> {
+				try (LeaseHandle handle = successors.acquire(request("k", 10_000, false, false))) {
+					aHolds.countDown();
+					await(aReleases);
+				}
+			});
+			assertThat(store.queued.await(5, TimeUnit.SECONDS)).as("A queued").isTrue();
+			String aOwner = store.lastOwner;
+			CompletableFuture<LeaseHandle> b = successors.acquireAsync(request("k", 10_000, false, false));
+			awaitWaiters(successors, "k", 2);
+			// A gets the lock: B is promoted behind it, and A's release names B
+			store.handOffs.handedOff("k", aOwner, 7, 30_000);
+			assertThat(aHolds.await(5, TimeUnit.SECONDS)).as("A holds").isTrue();
+
+			CountDownLatch go = new CountDownLatch(1);
+			busyWorkers(successors, go);
+			aReleases.countDown();
+			a.get(5, TimeUnit.SECONDS);
+			assertThat(store.handedTo).as("A's release handed the lock to B").isNotNull();
+			b.cancel(false);
+			go.countDown();
+
+			assertThat(store.endedGrant.await(5, TimeUnit.SECONDS)).as("B's grant given back").isTrue();
+			CountDownLatch idle = new CountDownLatch(1);
+			busyWorkers(successors, idle);
+			idle.countDown();
+			assertThat(store.leaves).as("the cancel gave the handed lock back").contains(store.handedTo);
+			assertThat(successors.leasesLost()).as("leases reported lost").isZero();
+			assertThat(successors.registered()).as("leases left registered").isZero();
+			assertThat(store.owner).as("the key's holder in the store").isNull();
+		}
+	}
+
+	/**
+	 * Occupies every worker of the engine until {@code go} opens; returns once they all
+	 * run (each has finished what it ran before).
+	 */
+	private static void busyWorkers(LockEngine engine, CountDownLatch go) throws InterruptedException {
+		int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
+		CountDownLatch running = new CountDownLatch(workers);
+		for (int i = 0; i < workers; i++) {
+			engine.asyncThreads().workers().execute(() -> {
+				running.countDown();
+				await(go);
+			});
+		}
+		assertThat(running.await(5, TimeUnit.SECONDS)).as("every worker busy").isTrue();
+	}
+
+	/** Waits, bounded, until the key has that many local waiters. */
+	private static void awaitWaiters(LockEngine engine, String key, int waiters) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (engine.waitersOf(key) != waiters && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+			Thread.sleep(1);
+		}
+		assertThat(engine.waitersOf(key)).as("local waiters of '%s'", key).isEqualTo(waiters);
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			latch.await(10, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
 	/** Models elapsed time: the fake store's slow round trip (not synchronisation). */
 	private static void sleep(long millis) {
 		try {
@@ -263,6 +346,21 @@ class AcquisitionDriverTests {
 
 		volatile HandOffListener handOffs;
 
+		/** Whether releases hand locks to successors. */
+		volatile boolean namesSuccessors;
+
+		/**
+		 * The key's holder (successor tests only): set by a hand-off, cleared by a leave.
+		 */
+		volatile String owner;
+
+		volatile String handedTo;
+
+		final CountDownLatch queued = new CountDownLatch(1);
+
+		/** A release or undo of the successor's owner token. */
+		final CountDownLatch endedGrant = new CountDownLatch(1);
+
 		FakeBackend() {
 			this.handsOff = true;
 			this.hears = true;
@@ -272,7 +370,9 @@ class AcquisitionDriverTests {
 		public Attempt acquire(Acquire request) {
 			this.lastOwner = request.owner();
 			this.attempts.incrementAndGet();
-			return this.replies.remove(0).get();
+			Attempt reply = this.replies.remove(0).get();
+			this.queued.countDown();
+			return reply;
 		}
 
 		@Override
@@ -292,11 +392,37 @@ class AcquisitionDriverTests {
 		}
 
 		@Override
+		public boolean handsToSuccessors() {
+			return this.namesSuccessors;
+		}
+
+		@Override
+		public int release(Release request, Successor successor) {
+			if (successor == null) {
+				return release(request);
+			}
+			this.handedTo = successor.owner();
+			this.owner = successor.owner();
+			successor.handed().accept(8);
+			return 1;
+		}
+
+		@Override
 		public int release(Release request) {
 			if (request.mode() == Release.Mode.LEAVE) {
 				this.leaves.add(request.owner());
 			}
-			return super.release(request);
+			if (!this.namesSuccessors) {
+				return super.release(request);
+			}
+			boolean held = request.owner().equals(this.owner);
+			if (held) {
+				this.owner = null;
+			}
+			if (request.mode() != Release.Mode.LEAVE && request.owner().equals(this.handedTo)) {
+				this.endedGrant.countDown();
+			}
+			return held ? 1 : 0;
 		}
 
 	}
