@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import io.lockstep.LockException;
@@ -163,7 +164,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 			if (ending == null) {
 				throw new IllegalStateException("an abort left the acquisition running");
 			}
-			LeaseHandle handle = conclude(ending, onThisThread, false);
+			LeaseHandle handle = conclude(ending, onThisThread, () -> false);
 			if (handle != null && onThisThread) {
 				// the caller gets the failure, not the lock
 				handle.close();
@@ -311,23 +312,27 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	 * @param onThisThread whether the guarded call runs on the current thread (see
 	 * {@link LeaseHandle})
 	 * @param cancelled whether the caller cancelled it (an abort is then not an error,
-	 * and a grant is given back)
+	 * and a grant is given back); asked once the waiter left its local queue
 	 * @return the handle when acquired, else {@code null}
 	 */
-	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, boolean cancelled) {
+	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, BooleanSupplier cancelled) {
 		this.concluded = true;
 		boolean acquired = done.phase() == Acquisition.Phase.ACQUIRED;
 		unregister(acquired);
+		// cancelled is asked after leaving the queue: a cancel that gave back a lock
+		// handed here (leaveQueueNow) completed the caller's future before it left it
+		if (acquired && cancelled.getAsBoolean()) {
+			// no caller will get it: given back without a lease, so nothing is
+			// reported lost when the cancel gave it back already
+			giveBack(done.grant());
+			stopAcquire(LockObservationContext.CANCELLED, -1,
+					new LockException("Acquiring lock '" + this.id.display() + "' was cancelled"));
+			return null;
+		}
 		Lease lease = null;
 		String outcome;
 		long fencingToken = -1;
-		if (acquired && cancelled) {
-			// no caller will get it (and the cancel may have given back a lock handed
-			// here already): given back without a lease, so nothing is reported lost
-			giveBack(done.grant());
-			outcome = LockObservationContext.CANCELLED;
-		}
-		else if (acquired) {
+		if (acquired) {
 			Acquisition.Grant grant = done.grant();
 			try {
 				lease = this.context.leases().granted(this.acquiring, grant);
@@ -346,7 +351,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 			outcome = this.request.skips() ? LockObservationContext.SKIPPED : LockObservationContext.TIMEOUT;
 		}
 		else {
-			outcome = cancelled ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
+			outcome = cancelled.getAsBoolean() ? LockObservationContext.CANCELLED : LockObservationContext.ERROR;
 		}
 		// an observation handler's failure must not strand the lease without a handle
 		stopAcquire(outcome, fencingToken, done.failure());

@@ -222,7 +222,7 @@ final class AsyncAcquirer {
 	}
 
 	private void finish(Acquisition.Done done) {
-		LeaseHandle handle = this.run.conclude(done, false, this.result.isCancelled());
+		LeaseHandle handle = this.run.conclude(done, false, this.result::isCancelled);
 		if (handle != null) {
 			if (!this.result.complete(handle)) {
 				// cancelled while the grant was on its way

@@ -48,7 +48,7 @@ final class BlockingAcquirer {
 			throw ex;
 		}
 		Acquisition.Done done = (Acquisition.Done) action;
-		LeaseHandle handle = this.run.conclude(done, true, false);
+		LeaseHandle handle = this.run.conclude(done, true, () -> false);
 		if (done.failure() != null) {
 			throw done.failure();
 		}

@@ -1,6 +1,9 @@
 package io.lockstep.internal.engine;
 
+import java.lang.reflect.Field;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -231,46 +234,118 @@ class AcquisitionDriverTests {
 		FakeBackend store = new FakeBackend();
 		store.namesSuccessors = true;
 		try (LockEngine successors = new LockEngine(new Storage(store, store), EngineOptions.defaults("p:"))) {
-			// A waits in the key's queue, B (asynchronous) behind it
-			store.replies.add(() -> LockStore.Attempt.held(20_000, 0, 5));
-			CountDownLatch aHolds = new CountDownLatch(1);
-			CountDownLatch aReleases = new CountDownLatch(1);
-			CompletableFuture<Void> a = CompletableFuture.runAsync(() -> {
-				try (LeaseHandle handle = successors.acquire(request("k", 10_000, false, false))) {
-					aHolds.countDown();
-					await(aReleases);
-				}
-			});
-			assertThat(store.queued.await(5, TimeUnit.SECONDS)).as("A queued").isTrue();
-			String aOwner = store.lastOwner;
-			CompletableFuture<LeaseHandle> b = successors.acquireAsync(request("k", 10_000, false, false));
-			awaitWaiters(successors, "k", 2);
-			// A gets the lock: B is promoted behind it, and A's release names B
-			store.handOffs.handedOff("k", aOwner, 7, 30_000);
-			assertThat(aHolds.await(5, TimeUnit.SECONDS)).as("A holds").isTrue();
-
-			CountDownLatch go = new CountDownLatch(1);
-			busyWorkers(successors, go);
-			aReleases.countDown();
-			a.get(5, TimeUnit.SECONDS);
-			assertThat(store.handedTo).as("A's release handed the lock to B").isNotNull();
-			b.cancel(false);
-			go.countDown();
-
-			assertThat(store.endedGrant.await(5, TimeUnit.SECONDS)).as("B's grant given back").isTrue();
-			CountDownLatch idle = new CountDownLatch(1);
-			busyWorkers(successors, idle);
-			idle.countDown();
+			Handed handed = handedWhileWorkersBusy(successors, store);
+			handed.b().cancel(false);
+			handed.workers().countDown();
 			assertThat(store.leaves).as("the cancel gave the handed lock back").contains(store.handedTo);
-			assertThat(successors.leasesLost()).as("leases reported lost").isZero();
-			assertThat(successors.registered()).as("leases left registered").isZero();
-			assertThat(store.owner).as("the key's holder in the store").isNull();
+			assertGivenBackWithoutLoss(successors, store);
 		}
 	}
 
 	/**
-	 * Occupies every worker of the engine until {@code go} opens; returns once they all
-	 * run (each has finished what it ran before).
+	 * The same when the cancel comes while the worker concludes the grant, after the
+	 * driver could last have seen it: the worker waits for the local queues' monitor in
+	 * {@code conclude}, the cancel in {@code leaveQueueNow}. Whichever takes the monitor
+	 * first, the grant is given back and nothing is reported lost.
+	 */
+	@Test
+	void aReactiveAcquisitionCancelledWhileItsGrantIsConcludedReportsNoLoss() throws Exception {
+		FakeBackend store = new FakeBackend();
+		store.namesSuccessors = true;
+		try (LockEngine successors = new LockEngine(new Storage(store, store), EngineOptions.defaults("p:"))) {
+			Handed handed = handedWhileWorkersBusy(successors, store);
+			Field waiting = LocalQueues.class.getDeclaredField("waiting");
+			waiting.setAccessible(true);
+			Object monitor = waiting.get(successors.waiters());
+			CountDownLatch holding = new CountDownLatch(1);
+			CountDownLatch letGo = new CountDownLatch(1);
+			Thread holder = new Thread(() -> {
+				synchronized (monitor) {
+					holding.countDown();
+					await(letGo);
+				}
+			});
+			holder.start();
+			assertThat(holding.await(5, TimeUnit.SECONDS)).as("the queues' monitor held").isTrue();
+			handed.workers().countDown();
+			awaitBlockedIn("conclude");
+			Thread canceller = new Thread(() -> handed.b().cancel(false));
+			canceller.start();
+			awaitBlockedIn("leaveQueueNow");
+			letGo.countDown();
+			canceller.join(5000);
+			holder.join(5000);
+			assertGivenBackWithoutLoss(successors, store);
+		}
+	}
+
+	/**
+	 * A waits in the key's queue and B (asynchronous) behind it; A gets the lock, so B is
+	 * promoted behind it; every worker is held busy; A's release names B and hands it the
+	 * lock, which waits in B's inbox.
+	 */
+	private static Handed handedWhileWorkersBusy(LockEngine engine, FakeBackend store) throws Exception {
+		// A's attempt, and its re-checks, find the key held
+		for (int i = 0; i < 20; i++) {
+			store.replies.add(() -> LockStore.Attempt.held(20_000, 0, 5));
+		}
+		CountDownLatch aHolds = new CountDownLatch(1);
+		CountDownLatch aReleases = new CountDownLatch(1);
+		CompletableFuture<Void> a = CompletableFuture.runAsync(() -> {
+			try (LeaseHandle handle = engine.acquire(request("k", 10_000, false, false))) {
+				aHolds.countDown();
+				await(aReleases);
+			}
+		});
+		assertThat(store.queued.await(5, TimeUnit.SECONDS)).as("A queued").isTrue();
+		String aOwner = store.lastOwner;
+		awaitWaiters(engine, "k", 1);
+		CompletableFuture<LeaseHandle> b = engine.acquireAsync(request("k", 10_000, false, false));
+		awaitWaiters(engine, "k", 2);
+		store.handOffs.handedOff("k", aOwner, 7, 30_000);
+		assertThat(aHolds.await(5, TimeUnit.SECONDS)).as("A holds").isTrue();
+		CountDownLatch workers = new CountDownLatch(1);
+		busyWorkers(engine, workers);
+		aReleases.countDown();
+		a.get(5, TimeUnit.SECONDS);
+		assertThat(store.handedTo).as("A's release handed the lock to B").isNotNull();
+		return new Handed(b, workers);
+	}
+
+	/** B's future, and the latch that frees the workers. */
+	private record Handed(CompletableFuture<LeaseHandle> b, CountDownLatch workers) {
+	}
+
+	/** The grant reached the store again, and every worker finished: nothing lost. */
+	private static void assertGivenBackWithoutLoss(LockEngine engine, FakeBackend store) throws Exception {
+		assertThat(store.endedGrant.await(5, TimeUnit.SECONDS)).as("B's grant given back").isTrue();
+		CountDownLatch idle = new CountDownLatch(1);
+		busyWorkers(engine, idle);
+		idle.countDown();
+		assertThat(engine.leasesLost()).as("leases reported lost").isZero();
+		assertThat(engine.registered()).as("leases left registered").isZero();
+		assertThat(store.owner).as("the key's holder in the store").isNull();
+	}
+
+	/** Waits, bounded, until a thread is blocked on a monitor inside the method. */
+	private static void awaitBlockedIn(String method) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+		while (System.nanoTime() < deadline) {
+			for (Map.Entry<Thread, StackTraceElement[]> thread : Thread.getAllStackTraces().entrySet()) {
+				if (thread.getKey().getState() == Thread.State.BLOCKED
+						&& Arrays.stream(thread.getValue()).anyMatch((frame) -> frame.getMethodName().equals(method))) {
+					return;
+				}
+			}
+			Thread.sleep(1);
+		}
+		throw new AssertionError("no thread blocked in " + method);
+	}
+
+	/**
+	 * Occupies every worker of the engine (platform workers, as the tests' engines have)
+	 * until {@code go} opens; returns once they all run (each has finished what it ran
+	 * before).
 	 */
 	private static void busyWorkers(LockEngine engine, CountDownLatch go) throws InterruptedException {
 		int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
