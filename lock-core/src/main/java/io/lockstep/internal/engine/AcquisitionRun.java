@@ -148,11 +148,12 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	 * grant the caller will not get (it is told the failure) is released at once. Never
 	 * throws: what fails here is added to {@code failure} as suppressed.
 	 * @param onThisThread whether the call's thread is the current one
+	 * @param cancelled whether the caller cancelled it (see {@link #conclude})
 	 * @return the conclusion's handle when the machine had ended with a grant before the
 	 * failure and the caller may still get it (the asynchronous driver), else
 	 * {@code null}
 	 */
-	@Nullable LeaseHandle endAfter(Throwable failure, boolean onThisThread) {
+	@Nullable LeaseHandle endAfter(Throwable failure, boolean onThisThread, BooleanSupplier cancelled) {
 		if (this.concluded) {
 			return null;
 		}
@@ -164,7 +165,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 			if (ending == null) {
 				throw new IllegalStateException("an abort left the acquisition running");
 			}
-			LeaseHandle handle = conclude(ending, onThisThread, () -> false);
+			LeaseHandle handle = conclude(ending, onThisThread, cancelled);
 			if (handle != null && onThisThread) {
 				// the caller gets the failure, not the lock
 				handle.close();
@@ -313,7 +314,7 @@ final class AcquisitionRun implements LocalQueues.Listener {
 	 * {@link LeaseHandle})
 	 * @param cancelled whether the caller cancelled it (an abort is then not an error,
 	 * and a grant is given back); asked once the waiter left its local queue
-	 * @return the handle when acquired, else {@code null}
+	 * @return the handle when acquired and not cancelled, else {@code null}
 	 */
 	LeaseHandle conclude(Acquisition.Done done, boolean onThisThread, BooleanSupplier cancelled) {
 		this.concluded = true;

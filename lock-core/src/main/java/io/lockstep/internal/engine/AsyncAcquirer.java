@@ -159,7 +159,7 @@ final class AsyncAcquirer {
 				logger.warn("Ending the acquisition of '{}' failed", this.run.id().display(), failure);
 			}
 			// the machine's end, if acting on it failed (or the abort's did)
-			LeaseHandle handle = this.run.endAfter(failure, false);
+			LeaseHandle handle = this.run.endAfter(failure, false, this.result::isCancelled);
 			if (handle != null && !this.result.complete(handle)) {
 				handle.closeAsync();
 			}

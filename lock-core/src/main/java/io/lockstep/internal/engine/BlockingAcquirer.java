@@ -44,7 +44,7 @@ final class BlockingAcquirer {
 			}
 		}
 		catch (RuntimeException | Error ex) {
-			this.run.endAfter(ex, true);
+			this.run.endAfter(ex, true, () -> false);
 			throw ex;
 		}
 		Acquisition.Done done = (Acquisition.Done) action;

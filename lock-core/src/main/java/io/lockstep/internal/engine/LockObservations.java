@@ -30,7 +30,8 @@ final class LockObservations {
 
 	/**
 	 * @param outcome {@link LockObservationContext#ACQUIRED},
-	 * {@link LockObservationContext#TIMEOUT} or {@link LockObservationContext#ERROR}
+	 * {@link LockObservationContext#TIMEOUT}, {@link LockObservationContext#SKIPPED},
+	 * {@link LockObservationContext#CANCELLED} or {@link LockObservationContext#ERROR}
 	 */
 	void stopAcquire(Observation acquire, String outcome, long fencingToken, Throwable error) {
 		if (acquire.getContext() instanceof LockObservationContext context) {
