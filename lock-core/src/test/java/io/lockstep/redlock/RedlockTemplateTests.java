@@ -75,14 +75,13 @@ class RedlockTemplateTests {
 		try (RedisLockTemplate first = RedlockNodes.on(nodes).builder().build();
 				RedisLockTemplate second = RedlockNodes.on(nodes).builder().waitTime(Duration.ZERO).build()) {
 			try (LockHandle both = first.acquireAll(List.of("sku:1", "sku:2"))) {
-				assertThat(second.tryAcquire("sku:2")).isEmpty();
-				assertThat(second.isLocked("sku:1")).isTrue();
-				// granted once a quorum holds both keys; the last node's vote still comes
+				// granted once a quorum holds both keys (a slow node's vote may come
+				// later, or lose to another owner's attempt there)
 				assertThat(nodes.stream().filter(RedlockTemplateTests::holdsBothKeys).count())
 					.as("nodes holding both keys")
 					.isGreaterThanOrEqualTo(2);
-				await().atMost(Duration.ofSeconds(5))
-					.until(() -> nodes.stream().allMatch(RedlockTemplateTests::holdsBothKeys));
+				assertThat(second.tryAcquire("sku:2")).isEmpty();
+				assertThat(second.isLocked("sku:1")).isTrue();
 			}
 			assertThat(second.tryExecute("sku:2", LockHandle::key)).contains("lockstep:sku:2");
 			assertThat(second.isLocked("sku:1")).isFalse();
