@@ -175,8 +175,7 @@ final class RedlockStore implements LockStore {
 	}
 
 	private int release(LockId id, String owner) {
-		return onQuorum(id, LockScripts.release(LockScripts.quoted(id), id.keys(), owner, Notifications.releaseId()),
-				true);
+		return onQuorum(id, LockScripts.release(id, id.keys(), owner, Notifications.releaseId()), true);
 	}
 
 	/**
@@ -184,12 +183,12 @@ final class RedlockStore implements LockStore {
 	 * a release.
 	 */
 	private int keep(LockId id, String owner, long ttlMillis) {
-		return onQuorum(id, LockScripts.keep(LockScripts.quoted(id), id.keys(), owner, ttlMillis), true);
+		return onQuorum(id, LockScripts.keep(id, id.keys(), owner, ttlMillis), true);
 	}
 
 	@Override
 	public int check(LockId id, String owner) {
-		return onQuorum(id, LockScripts.check(LockScripts.quoted(id), id.keys(), owner), false);
+		return onQuorum(id, LockScripts.check(id, id.keys(), owner), false);
 	}
 
 	/**

@@ -15,8 +15,8 @@
 -- (plainIncr; nil when not incremented here).
 -- Tokens and times are written as decimal() in lib.lua writes them.
 local plainIncr = nil
-local plainMode = string.byte(ARGV[4] or '')
-if (ARGV[3] == nil or ARGV[3] == '0') and (ARGV[5] == nil or ARGV[5] == '0') and plainMode ~= 113 then
+local plainMode = string.byte(ARGV[3] or '')
+if (ARGV[4] == nil or ARGV[4] == '0') and (ARGV[5] == nil or ARGV[5] == '0') and plainMode ~= 113 then
   plainIncr = redis.call('INCR', KEYS[2])
   if plainIncr > 1 then
     local low = plainIncr % 1e8
@@ -30,7 +30,7 @@ if (ARGV[3] == nil or ARGV[3] == '0') and (ARGV[5] == nil or ARGV[5] == '0') and
     local entryMillis, handOffLease, channel
     if current and not string.find(current, '|', 1, true)
         and string.sub(current, 1, #ARGV[1] + 1) ~= ARGV[1] .. ':' then
-      entryMillis, handOffLease, channel = string.match(ARGV[4], '^.:(%d+):(%d*):(.*)$')
+      entryMillis, handOffLease, channel = string.match(ARGV[3], '^.:(%d+):(%d*):(.*)$')
     end
     if entryMillis then
       local time = redis.call('TIME')

@@ -7,9 +7,7 @@
 --          lib-acquire.lua)
 -- ARGV[1]  owner token (128-bit random, hex)
 -- ARGV[2]  lease in milliseconds
--- ARGV[3]  optional: max hold in milliseconds, 0 or absent for none: <cap> = server time (ms) +
---          max hold, and no renewal extends the key past it
--- ARGV[4]  optional, when held by another owner: 'w' marks the key as waited for (its release
+-- ARGV[3]  optional, when held by another owner: 'w' marks the key as waited for (its release
 --          publishes a notification); 'q:<entry>:<hand-off lease>:<channel>' also queues the
 --          owner (needs KEYS[3] and KEYS[4]), and an owner that gets the lock leaves the queue;
 --          'n:...' is 'q:...' for an owner's first attempt, which has no queue entry to leave.
@@ -20,7 +18,10 @@
 --          only that long); <channel>: where the waiter's client hears its hand-offs. One
 --          argument, since Redis pays for each argument of a call (about 1,350 instructions,
 --          counted with callgrind: docs/benchmarks.md); what follows the mode's letter is read
---          only when the key is held
+--          only when the key is held. Before the max hold, which most calls leave out: a
+--          waiter's call then sends three arguments
+-- ARGV[4]  optional: max hold in milliseconds, 0 or absent for none: <cap> = server time (ms) +
+--          max hold, and no renewal extends the key past it
 -- ARGV[5]  optional: the lock delay in ms (0 or absent: none): the key stays taken this long
 --          after a lease that ends without a release (see exclusiveDelay in lib.lua)
 -- Returns  {ACQUIRED, fence}       acquired
@@ -40,9 +41,9 @@
 -- nextFence (lib.lua). Runs after acquire-plain.lua, which acquires a free key itself in the
 -- commonest case and passes on the counter it incremented (plainIncr).
 
-local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3] or '0')
+local owner, lease, maxHold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4] or '0')
 local delay = tonumber(ARGV[5] or '0') or 0
-local mode = string.sub(ARGV[4] or '', 1, 1)
+local mode = string.sub(ARGV[3] or '', 1, 1)
 local fence = (plainIncr ~= nil) and fenceAfter(KEYS[2], plainIncr) or nextFence(KEYS[2])
 local cap = 0
 if maxHold > 0 then
@@ -84,9 +85,9 @@ if ownedBy(current, owner) and leaseLasts(current) then
 end
 local queues = mode == 'q' or mode == 'n'
 if queues and KEYS[4] then
-  local entryMillis, handOffLease, channel = string.match(ARGV[4], '^.:(%d+):(%d*):(.*)$')
+  local entryMillis, handOffLease, channel = string.match(ARGV[3], '^.:(%d+):(%d*):(.*)$')
   joinQueue(KEYS[3], KEYS[4], owner, serverMillis(), tonumber(entryMillis),
-    (handOffLease ~= '') and handOffLease or ARGV[2], ARGV[3] or '0', 'x', channel, delay)
+    (handOffLease ~= '') and handOffLease or ARGV[2], ARGV[4] or '0', 'x', channel, delay)
 end
 if queues or mode == 'w' then
   markWaited(KEYS[1], current)

@@ -147,6 +147,7 @@ class AclTests {
 		RedisClient client = client(redis, "noscripts");
 		try (RedisLockTemplate locks = TestLocks.builder(client).build()) {
 			assertThatExceptionOfType(LockException.class).isThrownBy(() -> locks.tryAcquire("denied"))
+				.withMessageContaining("Redis failed to acquire 'lockstep:denied'")
 				.withMessageContaining("NOPERM");
 			assertThat(redis.call("EXISTS", "lockstep:denied")).isEqualTo(0L);
 		}
@@ -190,6 +191,7 @@ class AclTests {
 					millis, refused, commandTimeout.toMillis(), failure);
 			assertThat(failure).isExactlyInstanceOf(LockException.class)
 				.hasMessageContaining("Could not acquire lock 'lockstep:denied'")
+				.hasMessageContaining("Redis failed to acquire 'lockstep:denied'")
 				.hasMessageContaining("NOPERM");
 			assertThat(refused).as("commands Redis refused: one attempt and its undo").isEqualTo(2);
 			assertThat(more).as("more refusals after that").isFalse();

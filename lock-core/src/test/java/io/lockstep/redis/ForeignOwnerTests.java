@@ -57,8 +57,8 @@ class ForeignOwnerTests {
 	@Test
 	void noScriptActsForAForeignToken() {
 		String owner = HexFormat.of().formatHex(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
-		List<Long> granted = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence"),
-				List.of(owner, "60000", "0"), "acquire");
+		List<Long> granted = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(owner, "60000"),
+				"acquire");
 		assertThat(granted.get(0)).isEqualTo(1L);
 		String value = (String) this.redis.call("GET", "k");
 		String fence = (String) this.redis.call("GET", "fence");
@@ -85,7 +85,7 @@ class ForeignOwnerTests {
 			effects += effect(this.commands.<Long>eval(LockScripts.RAISE_FENCE, List.of("k", "fence"),
 					List.of(token, "999999999999999999"), "raise-fence"));
 			effects += effect(this.commands
-				.<List<Long>>eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999", "0"), "acquire")
+				.<List<Long>>eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999"), "acquire")
 				.get(0));
 			effects += effect(this.commands
 				.<List<Long>>eval(LockScripts.ACQUIRE_ALL, List.of("free", "k", "fence", "fence"),

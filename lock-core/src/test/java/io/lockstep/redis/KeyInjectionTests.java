@@ -138,6 +138,35 @@ class KeyInjectionTests {
 		}
 	}
 
+	@Test
+	void theKeyLimitCountsUtf8BytesOfEveryWidth(RedisNode redis) {
+		RedisClient client = TestLocks.client(redis);
+		redis.call("FLUSHALL");
+		try (RedisLockTemplate locks = TestLocks.builder(client).build()) {
+			int room = RedisLockTemplate.MAX_KEY_BYTES - "lockstep:".length();
+			int accepted = 0;
+			// characters of 1, 2, 3 and 4 bytes (a surrogate pair) in UTF-8
+			for (String piece : List.of("k", "\u00e9", "\u20ac", "\uD83D\uDE00")) {
+				int width = piece.getBytes(StandardCharsets.UTF_8).length;
+				String fits = "k".repeat(room % width) + piece.repeat(room / width);
+				assertThat(("lockstep:" + fits).getBytes(StandardCharsets.UTF_8))
+					.hasSize(RedisLockTemplate.MAX_KEY_BYTES);
+				try (LockHandle lock = locks.acquire(fits)) {
+					assertThat(redis.call("EXISTS", "lockstep:" + fits)).isEqualTo(1L);
+					accepted++;
+				}
+				String over = fits + "k";
+				assertThatExceptionOfType(LockKeyException.class).isThrownBy(() -> locks.tryAcquire(over))
+					.withMessageContaining("is " + (RedisLockTemplate.MAX_KEY_BYTES + 1) + " bytes as a Redis key");
+			}
+			System.out.printf("keys: %d keys of exactly %d UTF-8 bytes accepted, one byte more refused%n", accepted,
+					RedisLockTemplate.MAX_KEY_BYTES);
+		}
+		finally {
+			client.shutdown();
+		}
+	}
+
 	private static String text(Random random) {
 		StringBuilder text = new StringBuilder();
 		for (int i = 0, n = 1 + random.nextInt(5); i < n; i++) {

@@ -322,7 +322,7 @@ class PlainScriptPathTests {
 		}
 		this.redis.call("CONFIG", "RESETSTAT");
 		List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(OWNER, "30000", "0", mode, "0"));
+				List.of(OWNER, "30000", mode, "0", "0"));
 		String info = (String) this.redis.call("INFO", "commandstats");
 		this.lastInfo = info;
 		long pttl = (Long) this.redis.call("PTTL", "k");

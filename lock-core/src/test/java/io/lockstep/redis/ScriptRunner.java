@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 import io.lettuce.core.RedisClient;
+import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.engine.LockStore;
 import io.lockstep.internal.redis.LockCommands;
 import io.lockstep.internal.redis.LockScripts;
@@ -36,7 +37,7 @@ final class ScriptRunner implements AutoCloseable {
 	}
 
 	<T> T eval(Call call) {
-		return this.commands.eval(call.script(), call.keys(), call.args(), call.what());
+		return this.commands.eval(call.script(), call.keys(), call.args(), call.description());
 	}
 
 	<T> T eval(org.springframework.data.redis.core.script.RedisScript<?> script, List<String> keys, List<String> args) {
@@ -54,15 +55,14 @@ final class ScriptRunner implements AutoCloseable {
 	/** {@code acquire.lua} with the queue: {@code mode} '', 'w', 'n' or 'q'. */
 	List<Long> acquire(String owner, long lease, long maxHold, String mode, long delay) {
 		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(owner, Long.toString(lease), Long.toString(maxHold),
+				List.of(owner, Long.toString(lease),
 						(mode.equals("q") || mode.equals("n")) ? mode + ":5000:" + lease + ":chan" : mode,
-						Long.toString(delay)));
+						Long.toString(maxHold), Long.toString(delay)));
 	}
 
 	/** A writer queued for a hand-off (a first attempt). */
 	List<Long> queueWriter(String owner) {
-		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"),
-				List.of(owner, "30000", "0", "n:5000:30000:chan"));
+		return eval(LockScripts.ACQUIRE, List.of("k", "fence", "q", "t"), List.of(owner, "30000", "n:5000:30000:chan"));
 	}
 
 	/**
@@ -94,7 +94,7 @@ final class ScriptRunner implements AutoCloseable {
 
 	/** A release with hand-offs ({@code release.lua}), as the store sends it. */
 	long release(String owner) {
-		return eval(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", queues(), false));
+		return eval(LockScripts.release(LockId.of("k"), List.of("k"), owner, "PUBLISH", queues(), false));
 	}
 
 	/**
@@ -102,19 +102,20 @@ final class ScriptRunner implements AutoCloseable {
 	 * store sends it: the fencing token negated when the key was handed to it.
 	 */
 	long releaseTo(String owner, String successor, long leaseMillis) {
-		return eval(LockScripts.naming(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", queues(), false),
-				new LockStore.Successor(successor, leaseMillis, (fence) -> {
-				})));
+		return eval(
+				LockScripts.naming(LockScripts.release(LockId.of("k"), List.of("k"), owner, "PUBLISH", queues(), false),
+						new LockStore.Successor(successor, leaseMillis, (fence) -> {
+						})));
 	}
 
 	/** A waiter that gives up ({@code leave.lua}), as the store sends it. */
 	long leave(String owner) {
-		return eval(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", queues(), true));
+		return eval(LockScripts.release(LockId.of("k"), List.of("k"), owner, "PUBLISH", queues(), true));
 	}
 
 	/** A release without hand-offs ({@code delete.lua}), as the store sends it. */
 	long releaseWithoutHandOffs(String owner) {
-		return eval(LockScripts.release("'k'", List.of("k"), owner, "PUBLISH", null, false));
+		return eval(LockScripts.release(LockId.of("k"), List.of("k"), owner, "PUBLISH", null, false));
 	}
 
 	long renew(String owner, long lease) {
@@ -123,11 +124,11 @@ final class ScriptRunner implements AutoCloseable {
 	}
 
 	long check(String owner) {
-		return eval(LockScripts.check("'k'", List.of("k"), owner));
+		return eval(LockScripts.check(LockId.of("k"), List.of("k"), owner));
 	}
 
 	long keep(String owner, long millis) {
-		return eval(LockScripts.keep("'k'", List.of("k"), owner, millis));
+		return eval(LockScripts.keep(LockId.of("k"), List.of("k"), owner, millis));
 	}
 
 	String value() {

@@ -8,6 +8,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lockstep.LockException;
+import io.lockstep.internal.engine.LockId;
 import io.lockstep.internal.redis.LockScripts;
 import io.lockstep.test.RedisNode;
 import io.lockstep.test.RedisTest;
@@ -168,7 +169,7 @@ class ScriptTests {
 	void aFencingCounterLostBetweenAGrantAndAHandOffStillIssuesALargerToken() {
 		this.scripts.acquire(OWNER, 10_000, 0, "", 0);
 		this.scripts.release(OWNER);
-		LockScripts.Call release = LockScripts.release("'k'", List.of("k"), OWNER, "PUBLISH",
+		LockScripts.Call release = LockScripts.release(LockId.of("k"), List.of("k"), OWNER, "PUBLISH",
 				new LockScripts.Queues(List.of("q"), List.of("t"), List.of("fence")), false);
 		int larger = 0;
 		int rounds = 20;
@@ -178,9 +179,9 @@ class ScriptTests {
 				redis.del("k", "q", "t", "fence");
 				redis.multi();
 				redis.evalsha(LockScripts.ACQUIRE.getSha1(), ScriptOutputType.MULTI, new String[] { "k", "fence" },
-						OWNER, "10000", "0");
+						OWNER, "10000");
 				redis.evalsha(LockScripts.ACQUIRE.getSha1(), ScriptOutputType.MULTI,
-						new String[] { "k", "fence", "q", "t" }, OTHER, "10000", "0", "n:5000:10000:chan");
+						new String[] { "k", "fence", "q", "t" }, OTHER, "10000", "n:5000:10000:chan");
 				redis.del("fence");
 				redis.evalsha(release.script().getSha1(), ScriptOutputType.INTEGER,
 						release.keys().toArray(String[]::new), release.args().toArray(String[]::new));
@@ -210,8 +211,8 @@ class ScriptTests {
 		// a lease that is not a number, with a max hold (not the plain path): arithmetic
 		// on nil where the key is set
 		org.assertj.core.api.Assertions.assertThatExceptionOfType(LockException.class)
-			.isThrownBy(
-					() -> this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(OWNER, "soon", "1000")))
+			.isThrownBy(() -> this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence"),
+					List.of(OWNER, "soon", "", "1000")))
 			.satisfies((ex) -> System.out.println("script error: " + ex.getMessage()))
 			.withMessageContaining("(acquire.lua:" + line + ")");
 		// the same in the plain path, which comes before the libraries: Redis refuses the
@@ -249,7 +250,7 @@ class ScriptTests {
 				this.redis.call("FLUSHALL");
 				this.redis.call("SET", "fence", Long.toString(counter));
 				List<Long> reply = this.scripts.eval(LockScripts.ACQUIRE, List.of("k", "fence"),
-						List.of(OWNER, "30000", maxHold ? "60000" : "0"));
+						List.of(OWNER, "30000", "", maxHold ? "60000" : "0"));
 				long token = (reply.size() == 1) ? reply.get(0) : reply.get(1);
 				String value = String.valueOf(this.redis.call("GET", "k"));
 				String[] parts = value.split(":");

@@ -1,6 +1,5 @@
 package io.lockstep.internal.engine;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -272,8 +271,7 @@ public record LockSettings(String keyPrefix, String name, String reportedName, T
 			throw new LockKeyException("Lock keys starting with '__' are reserved, got '" + key + "'");
 		}
 		String redisKey = this.keyPrefix + ((this.name != null) ? this.name + ":" : "") + key;
-		checkWellFormed(redisKey);
-		int bytes = redisKey.getBytes(StandardCharsets.UTF_8).length;
+		int bytes = utf8Length(redisKey);
 		if (bytes > MAX_KEY_BYTES) {
 			throw new LockKeyException("Lock key is " + bytes + " bytes as a Redis key, over the limit of "
 					+ MAX_KEY_BYTES + ": '" + redisKey.substring(0, 64) + "...'");
@@ -282,15 +280,24 @@ public record LockSettings(String keyPrefix, String name, String reportedName, T
 	}
 
 	/**
-	 * Refuses a key with an unpaired surrogate: UTF-8 cannot encode it, and Java's
-	 * encoder writes {@code '?'} instead, so {@code "k"} followed by a lone U+D800 would
-	 * be the Redis key of {@code "k?"}: another lock.
+	 * The length of a key in UTF-8, counted without encoding it. Refuses a key with an
+	 * unpaired surrogate: UTF-8 cannot encode it, and Java's encoder writes {@code '?'}
+	 * instead, so {@code "k"} followed by a lone U+D800 would be the Redis key of
+	 * {@code "k?"}: another lock.
 	 */
-	private static void checkWellFormed(String redisKey) {
+	private static int utf8Length(String redisKey) {
+		int bytes = 0;
 		for (int i = 0; i < redisKey.length(); i++) {
 			char c = redisKey.charAt(i);
-			if (Character.isHighSurrogate(c) && i + 1 < redisKey.length()
+			if (c < 0x80) {
+				bytes += 1;
+			}
+			else if (c < 0x800) {
+				bytes += 2;
+			}
+			else if (Character.isHighSurrogate(c) && i + 1 < redisKey.length()
 					&& Character.isLowSurrogate(redisKey.charAt(i + 1))) {
+				bytes += 4;
 				i++;
 			}
 			else if (Character.isSurrogate(c)) {
@@ -298,7 +305,11 @@ public record LockSettings(String keyPrefix, String name, String reportedName, T
 						+ Integer.toHexString(c).toUpperCase() + " at index " + i
 						+ "), which UTF-8 cannot encode: it would be stored as another key");
 			}
+			else {
+				bytes += 3;
+			}
 		}
+		return bytes;
 	}
 
 	/** The lock of one key. */

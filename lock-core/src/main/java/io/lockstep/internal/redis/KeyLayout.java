@@ -87,7 +87,14 @@ public interface KeyLayout {
 	 * {@code <key-prefix>__c:<client id>}.
 	 */
 	static KeyLayout singleMaster(String keyPrefix) {
+		String fence = keyPrefix + "__fence";
+		/** A client's hand-off channel. */
+		record Channel(String clientId, String name) {
+		}
 		return new KeyLayout() {
+
+			/** The last client's hand-off channel: the same for every key. */
+			private volatile Channel channel;
 
 			@Override
 			public String stored(String key) {
@@ -101,7 +108,7 @@ public interface KeyLayout {
 
 			@Override
 			public String fence(String key) {
-				return keyPrefix + "__fence";
+				return fence;
 			}
 
 			@Override
@@ -116,7 +123,12 @@ public interface KeyLayout {
 
 			@Override
 			public String handOffChannel(String key, String clientId) {
-				return keyPrefix + "__c:" + clientId;
+				Channel last = this.channel;
+				if (last == null || !last.clientId().equals(clientId)) {
+					last = new Channel(clientId, keyPrefix + "__c:" + clientId);
+					this.channel = last;
+				}
+				return last.name();
 			}
 
 			@Override

@@ -133,7 +133,7 @@ public final class LockCommands implements AutoCloseable {
 	 * may complete on the client's I/O thread.
 	 */
 	public <T> CompletableFuture<T> evalBounded(RedisScript<?> script, List<String> keys, List<String> args,
-			String what) {
+			Supplier<String> what) {
 		CompletableFuture<T> reply = evalAsync(script, keys, args);
 		CompletableFuture<T> result = new CompletableFuture<>();
 		ScheduledFuture<?> timeout = CommandTimeouts.schedule(() -> {
@@ -152,11 +152,12 @@ public final class LockCommands implements AutoCloseable {
 			}
 			else if (failure instanceof TimeoutException) {
 				result.completeExceptionally(new LockException(
-						"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, failure));
+						"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what.get(),
+						failure));
 			}
 			else {
 				result.completeExceptionally(new LockException(
-						"Redis failed to " + what + ": " + ScriptTexts.explain(failure.getMessage()), failure));
+						"Redis failed to " + what.get() + ": " + ScriptTexts.explain(failure.getMessage()), failure));
 			}
 		});
 		result.whenComplete((value, failure) -> {
@@ -171,6 +172,14 @@ public final class LockCommands implements AutoCloseable {
 
 	/** Runs a script and waits for its reply, at most the command timeout. */
 	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+		return eval(script, keys, args, () -> what);
+	}
+
+	/**
+	 * Runs a script and waits for its reply, at most the command timeout; {@code what}
+	 * names it in the message of a failure, and is worked out only then.
+	 */
+	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, Supplier<String> what) {
 		return await(evalAsync(script, keys, args), what);
 	}
 
@@ -180,7 +189,8 @@ public final class LockCommands implements AutoCloseable {
 	 * woken). A script not answered in time is not sent any more, or its reply dropped
 	 * without {@code onReply}.
 	 */
-	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what, Consumer<T> onReply) {
+	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, Supplier<String> what,
+			Consumer<T> onReply) {
 		CompletableFuture<T> reply = evalAsync(script, keys, args);
 		try {
 			return await(reply.thenApply((answer) -> {
@@ -269,6 +279,14 @@ public final class LockCommands implements AutoCloseable {
 	}
 
 	public <T> T await(CompletableFuture<T> future, String what) {
+		return await(future, () -> what);
+	}
+
+	/**
+	 * Waits for a reply, at most the command timeout; {@code what} names the command in
+	 * the message of a failure, and is worked out only then.
+	 */
+	public <T> T await(CompletableFuture<T> future, Supplier<String> what) {
 		try {
 			return future.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
@@ -277,18 +295,19 @@ public final class LockCommands implements AutoCloseable {
 				future.cancel(false);
 			}
 			throw new LockException(
-					"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what, ex);
+					"Redis did not answer within " + DurationFormat.format(this.timeout) + " to " + what.get(), ex);
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw new LockException("Redis failed to " + what + ": " + ScriptTexts.explain(cause.getMessage()), cause);
+			throw new LockException("Redis failed to " + what.get() + ": " + ScriptTexts.explain(cause.getMessage()),
+					cause);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			synchronized (future) {
 				future.cancel(false);
 			}
-			throw new LockException("Interrupted while waiting for Redis to " + what, ex);
+			throw new LockException("Interrupted while waiting for Redis to " + what.get(), ex);
 		}
 	}
 

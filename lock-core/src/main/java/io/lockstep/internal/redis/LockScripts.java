@@ -2,6 +2,7 @@ package io.lockstep.internal.redis;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import io.lockstep.LockException;
 import io.lockstep.internal.engine.LockId;
@@ -64,11 +65,11 @@ public final class LockScripts {
 	/** {@code lib-release.lua}'s publish command when none is given. */
 	private static final String PUBLISH = "PUBLISH";
 
-	/** {@code acquire.lua}'s max hold when none is given (ARGV[3]). */
+	/** {@code acquire.lua}'s max hold when none is given (ARGV[4]). */
 	private static final String NO_MAX_HOLD = "0";
 
 	/**
-	 * {@code acquire.lua}'s wait when none is given (ARGV[4]): the caller does not wait.
+	 * {@code acquire.lua}'s wait when none is given (ARGV[3]): the caller does not wait.
 	 */
 	private static final String NO_WAIT = "";
 
@@ -109,8 +110,17 @@ public final class LockScripts {
 		return "'" + id.display() + "'";
 	}
 
-	/** One script call: what it runs, on which keys, with which arguments. */
-	public record Call(RedisScript<?> script, List<String> keys, List<String> args, String what) {
+	/**
+	 * One script call: what it runs, on which keys, with which arguments, and how a
+	 * message names it ({@code description}, worked out only when a message needs it).
+	 */
+	public record Call(RedisScript<?> script, List<String> keys, List<String> args, Supplier<String> description) {
+
+		/** How a message names the call ("release 'k'"). */
+		public String what() {
+			return this.description.get();
+		}
+
 	}
 
 	/**
@@ -125,7 +135,9 @@ public final class LockScripts {
 	 */
 	public static Call acquire(Acquire request, List<String> stored, List<String> fences, QueueKeys waiter,
 			boolean handOff) {
-		List<String> keys = new ArrayList<>(stored);
+		// room for the queue and table of a waiter
+		List<String> keys = new ArrayList<>(stored.size() + fences.size() + 2);
+		keys.addAll(stored);
 		keys.addAll(fences);
 		Sharing sharing = request.id().sharing();
 		if (!sharing.exclusive()) {
@@ -139,17 +151,16 @@ public final class LockScripts {
 			keys.add(waiter.queue());
 			keys.add(waiter.table());
 			// a queued waiter's mode, entry life, hand-off lease and channel as one
-			// argument (acquire.lua's ARGV[4]); what follows the mode's letter is read
+			// argument (acquire.lua's ARGV[3]); what follows the mode's letter is read
 			// only when the key is held
 			String mode = waitMode(request, handOff);
 			wait = (mode.equals("q") || mode.equals("n"))
 					? mode + ":" + request.entryMillis() + ":" + request.handOffMillis() + ":" + waiter.channel()
 					: mode;
 		}
-		List<String> args = withoutDefaults(List.of(request.owner(), Long.toString(request.leaseMillis()),
-				Long.toString(request.maxHoldMillis()), wait, Long.toString(request.delayMillis())), 2, NO_MAX_HOLD,
-				NO_WAIT, NO_DELAY);
-		return new Call(ACQUIRE, keys, args, "acquire '" + request.id().display() + "'");
+		List<String> args = withoutDefaults(List.of(request.owner(), Long.toString(request.leaseMillis()), wait,
+				millis(request.maxHoldMillis()), millis(request.delayMillis())), 2, NO_WAIT, NO_MAX_HOLD, NO_DELAY);
+		return new Call(ACQUIRE, keys, args, () -> "acquire '" + request.id().display() + "'");
 	}
 
 	/**
@@ -176,7 +187,7 @@ public final class LockScripts {
 			args.addAll(List.of("", marks ? Long.toString(request.entryMillis()) : "0",
 					Long.toString(request.delayMillis())));
 		}
-		return new Call(ACQUIRE_ALL, keys, args, "acquire '" + request.id().display() + "'");
+		return new Call(ACQUIRE_ALL, keys, args, () -> "acquire '" + request.id().display() + "'");
 	}
 
 	/**
@@ -200,7 +211,12 @@ public final class LockScripts {
 			args.add(Long.toString(request.delayMillis()));
 		}
 		return new Call(ACQUIRE_SHARED, keys, args,
-				"acquire " + sharing.describe() + " of '" + request.id().display() + "'");
+				() -> "acquire " + sharing.describe() + " of '" + request.id().display() + "'");
+	}
+
+	/** A time in ms as an argument; none ({@code 0}) without making a string. */
+	private static String millis(long value) {
+		return (value == 0) ? "0" : Long.toString(value);
 	}
 
 	/** The scripts' wait mode: none, w (mark), n (queue) or q (queue again). */
@@ -260,7 +276,7 @@ public final class LockScripts {
 	}
 
 	/**
-	 * Releases keys of one group ({@code lock} names the lock in messages):
+	 * Releases keys of one group of the lock {@code id} (which names it in messages):
 	 * compare-and-delete, publishing a notification with {@code publish}
 	 * ({@code delete.lua}), or, with {@code queues}, handing each key to its first queued
 	 * waiter ({@code release.lua}; {@code leave.lua} for a waiter that gives up).
@@ -268,16 +284,18 @@ public final class LockScripts {
 	 * in key order; else {@code null}
 	 * @param leave whether the owner also leaves the queues (a waiter that gives up)
 	 */
-	public static Call release(String lock, List<String> stored, String owner, String publish, Queues queues,
+	public static Call release(LockId id, List<String> stored, String owner, String publish, Queues queues,
 			boolean leave) {
 		if (queues == null) {
-			return new Call(DELETE, stored, releaseArgs(owner, RELEASED, publish), "release " + lock);
+			return new Call(DELETE, stored, releaseArgs(owner, RELEASED, publish), () -> "release " + quoted(id));
 		}
-		List<String> keys = new ArrayList<>(stored);
+		List<String> keys = new ArrayList<>(4 * stored.size());
+		keys.addAll(stored);
 		keys.addAll(queues.queues());
 		keys.addAll(queues.tables());
 		keys.addAll(queues.fences());
-		return new Call(leave ? LEAVE : RELEASE, keys, releaseArgs(owner, RELEASED, publish), "release " + lock);
+		return new Call(leave ? LEAVE : RELEASE, keys, releaseArgs(owner, RELEASED, publish),
+				() -> "release " + quoted(id));
 	}
 
 	/**
@@ -294,7 +312,7 @@ public final class LockScripts {
 		}
 		args.add(successor.owner());
 		args.add(Long.toString(successor.leaseMillis()));
-		return new Call(release.script(), release.keys(), args, release.what());
+		return new Call(release.script(), release.keys(), args, release.description());
 	}
 
 	/**
@@ -331,19 +349,19 @@ public final class LockScripts {
 	 * Undoes keys of one group acquired by an attempt that did not get them all: deletes
 	 * them, waking nobody and handing nothing off (the lock was never free for others).
 	 */
-	public static Call undo(String lock, List<String> stored, String owner, String publish) {
-		return new Call(DELETE, stored, releaseArgs(owner, "", publish), "undo " + lock);
+	public static Call undo(LockId id, List<String> stored, String owner, String publish) {
+		return new Call(DELETE, stored, releaseArgs(owner, "", publish), () -> "undo " + quoted(id));
 	}
 
 	/** Leaves keys of one group to expire {@code ttlMillis} from now. */
-	public static Call keep(String lock, List<String> stored, String owner, long ttlMillis) {
+	public static Call keep(LockId id, List<String> stored, String owner, long ttlMillis) {
 		return new Call(KEEP, stored, List.of(owner, Long.toString(ttlMillis)),
-				"keep " + lock + " until its minimum hold passes");
+				() -> "keep " + quoted(id) + " until its minimum hold passes");
 	}
 
 	/** Counts the keys of one group that hold the owner's token. */
-	public static Call check(String lock, List<String> stored, String owner) {
-		return new Call(CHECK, stored, List.of(owner), "check " + lock);
+	public static Call check(LockId id, List<String> stored, String owner) {
+		return new Call(CHECK, stored, List.of(owner), () -> "check " + quoted(id));
 	}
 
 	/**
@@ -357,7 +375,7 @@ public final class LockScripts {
 			args.add(owners.get(i));
 			args.add(Long.toString(leases.get(i)));
 		}
-		return new Call(RENEW, stored, args, "renew " + stored.size() + " leases");
+		return new Call(RENEW, stored, args, () -> "renew " + stored.size() + " leases");
 	}
 
 	/**
@@ -416,8 +434,8 @@ public final class LockScripts {
 	 * Releases keys on a Redlock node, publishing {@code message} as the notification
 	 * (the same on every node, so that a waiter is woken once).
 	 */
-	public static Call release(String lock, List<String> keys, String owner, String message) {
-		return new Call(DELETE, keys, releaseArgs(owner, message, PUBLISH), "release " + lock);
+	public static Call release(LockId id, List<String> keys, String owner, String message) {
+		return new Call(DELETE, keys, releaseArgs(owner, message, PUBLISH), () -> "release " + quoted(id));
 	}
 
 	/** Whether a message on a client's own channel is a hand-off. */

@@ -239,7 +239,7 @@ public final class RedisStore implements LockStore {
 		for (List<Integer> group : this.layout.groups(request.id().keys())) {
 			Call call = releaseCall(request, group);
 			if (request.waits()) {
-				Long answer = this.commands.eval(call.script(), call.keys(), call.args(), call.what());
+				Long answer = this.commands.eval(call.script(), call.keys(), call.args(), call.description());
 				count += answer.intValue();
 			}
 			else {
@@ -261,7 +261,7 @@ public final class RedisStore implements LockStore {
 			return release(request);
 		}
 		Call call = LockScripts.naming(releaseCall(request, List.of(0)), successor);
-		long answer = this.commands.<Long>eval(call.script(), call.keys(), call.args(), call.what(), (reply) -> {
+		long answer = this.commands.<Long>eval(call.script(), call.keys(), call.args(), call.description(), (reply) -> {
 			if (reply < 0) {
 				successor.handed().accept(-reply);
 			}
@@ -280,7 +280,7 @@ public final class RedisStore implements LockStore {
 		List<CompletableFuture<Long>> replies = new ArrayList<>();
 		for (List<Integer> group : this.layout.groups(request.id().keys())) {
 			Call call = releaseCall(request, group);
-			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.what()));
+			replies.add(connection.evalBounded(call.script(), call.keys(), call.args(), call.description()));
 		}
 		// an error reply is an answer: refused again if sent again (-1)
 		return CompletableFuture.allOf(replies.toArray(CompletableFuture[]::new))
@@ -291,26 +291,26 @@ public final class RedisStore implements LockStore {
 
 	/** The script of a release, keep, leave or undo for one group of its keys. */
 	private Call releaseCall(Release request, List<Integer> group) {
-		String lock = LockScripts.quoted(request.id());
 		List<String> keys = request.id().keys();
 		if (request.mode() == Release.Mode.KEEP) {
-			return LockScripts.keep(lock, this.layout.stored(keys, group), request.owner(), request.keepMillis());
+			return LockScripts.keep(request.id(), this.layout.stored(keys, group), request.owner(),
+					request.keepMillis());
 		}
 		LockScripts.Queues queues = null;
 		if (handsOff()) {
 			queues = new LockScripts.Queues(KeyLayout.each(keys, group, this.layout::queue),
 					KeyLayout.each(keys, group, this.layout::table), KeyLayout.each(keys, group, this.layout::fence));
 		}
-		return LockScripts.release(lock, this.layout.stored(keys, group), request.owner(), this.publishing.command(),
-				queues, request.mode() == Release.Mode.LEAVE);
+		return LockScripts.release(request.id(), this.layout.stored(keys, group), request.owner(),
+				this.publishing.command(), queues, request.mode() == Release.Mode.LEAVE);
 	}
 
 	@Override
 	public int check(LockId id, String owner) {
 		int held = 0;
 		for (List<Integer> group : this.layout.groups(id.keys())) {
-			Call call = LockScripts.check(LockScripts.quoted(id), this.layout.stored(id.keys(), group), owner);
-			Long count = this.commands.eval(call.script(), call.keys(), call.args(), call.what());
+			Call call = LockScripts.check(id, this.layout.stored(id.keys(), group), owner);
+			Long count = this.commands.eval(call.script(), call.keys(), call.args(), call.description());
 			held += count.intValue();
 		}
 		return held;
@@ -401,10 +401,10 @@ public final class RedisStore implements LockStore {
 			for (List<Integer> group : this.groups) {
 				Call call = acquireCall(this.request, group);
 				List<Long> reply = RedisStore.this.acquisitions.eval(call.script(), call.keys(), call.args(),
-						call.what());
+						call.description());
 				attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 				if (!attempt.acquired()) {
-					RedisStore.this.acquisitions.await(undone(), "undo " + LockScripts.quoted(this.request.id()));
+					RedisStore.this.acquisitions.await(undone(), this::undoWhat);
 					return attempt;
 				}
 				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
@@ -437,14 +437,18 @@ public final class RedisStore implements LockStore {
 		 * fails otherwise sends it without waiting. Wakes nobody.
 		 */
 		private CompletableFuture<Void> undone() {
-			String what = "undo " + LockScripts.quoted(this.request.id());
 			List<CompletableFuture<Object>> undos = new ArrayList<>();
 			for (List<String> stored : this.acquired) {
-				Call call = LockScripts.undo(LockScripts.quoted(this.request.id()), stored, this.request.owner(),
-						this.publish);
-				undos.add(RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), what));
+				Call call = LockScripts.undo(this.request.id(), stored, this.request.owner(), this.publish);
+				undos.add(RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(),
+						call.description()));
 			}
 			return CompletableFuture.allOf(undos.toArray(CompletableFuture[]::new));
+		}
+
+		/** How a message names the undo of this attempt. */
+		private String undoWhat() {
+			return "undo " + LockScripts.quoted(this.request.id());
 		}
 
 		/**
@@ -460,7 +464,8 @@ public final class RedisStore implements LockStore {
 					return CompletableFuture.failedFuture(new CancellationException("abandoned"));
 				}
 				// never blocks
-				sent = RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(), call.what());
+				sent = RedisStore.this.acquisitions.evalBounded(call.script(), call.keys(), call.args(),
+						call.description());
 				this.current = sent;
 			}
 			return sent.thenCompose((reply) -> {

@@ -63,7 +63,7 @@ final class ScriptTexts {
 			line += (int) file.chars().filter((c) -> c == '\n').count();
 			text.append(file);
 		}
-		RedisScript<T> script = RedisScript.of(text.toString(), type);
+		RedisScript<T> script = new Text<>(text.toString(), type);
 		FILES.put(script.getSha1(), List.copyOf(files));
 		return script;
 	}
@@ -105,6 +105,41 @@ final class ScriptTexts {
 
 	/** One file of a script: its name and the 0-based line of the text it starts on. */
 	private record File(String name, int start) {
+	}
+
+	/**
+	 * A script's text, its result type and its SHA-1, worked out once: the SHA-1 is read
+	 * for every EVALSHA, and {@link RedisScript#of}'s script takes a lock to read it.
+	 */
+	private static final class Text<T> implements RedisScript<T> {
+
+		private final String text;
+
+		private final Class<T> type;
+
+		private final String sha1;
+
+		Text(String text, Class<T> type) {
+			this.text = text;
+			this.type = type;
+			this.sha1 = RedisScript.of(text, type).getSha1();
+		}
+
+		@Override
+		public String getSha1() {
+			return this.sha1;
+		}
+
+		@Override
+		public Class<T> getResultType() {
+			return this.type;
+		}
+
+		@Override
+		public String getScriptAsString() {
+			return this.text;
+		}
+
 	}
 
 }

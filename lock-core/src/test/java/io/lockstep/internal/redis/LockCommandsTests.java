@@ -36,7 +36,7 @@ class LockCommandsTests {
 			List<CompletableFuture<List<Long>>> pending = new ArrayList<>();
 			for (int i = 0; i < COMMANDS; i++) {
 				pending.add(commands.evalBounded(LockScripts.RENEW, List.of("lockstep:gone-" + i),
-						List.of("owner", "1000"), "renew"));
+						List.of("owner", "1000"), () -> "renew"));
 			}
 			for (CompletableFuture<List<Long>> reply : pending) {
 				replies.add(new WeakReference<>(reply.get(30, TimeUnit.SECONDS)));
