@@ -37,6 +37,7 @@ public final class BenchmarkRunner {
 			  --scenarios S1,S2,S3,S4,S5,RW,SEM,MACHINE  scenarios (default: all; RW and SEM run only
 			                                  lockstep and redisson, MACHINE raw Lettuce)
 			  --contenders floor,lockstep,... contenders (default: floor,parked,lockstep,redisson,si-spin,si-pubsub)
+			                                  (also lockstep-try-first: Lockstep tried before it waits)
 			  --clients shared,per-thread     client modes of S2, S3 and S4 (default: both; the others run shared)
 			  --warmup NxS                    N warm-up iterations of S seconds per fork (default 1x2)
 			  --measurement NxS               N measurement iterations of S seconds per fork (default 3x2)
@@ -49,8 +50,8 @@ public final class BenchmarkRunner {
 
 	public static void main(String[] args) throws IOException, RunnerException {
 		Map<String, String> options = new LinkedHashMap<>(Map.of("--scenarios", "S1,S2,S3,S4,S5,RW,SEM,MACHINE",
-				"--contenders", String.join(",", Contenders.ids()), "--clients", "shared,per-thread", "--warmup", "1x2",
-				"--measurement", "3x2", "--json", "lock-benchmarks/target/jmh-result.json", "--report",
+				"--contenders", String.join(",", Contenders.defaults()), "--clients", "shared,per-thread", "--warmup",
+				"1x2", "--measurement", "3x2", "--json", "lock-benchmarks/target/jmh-result.json", "--report",
 				"lock-benchmarks/target/benchmarks.md"));
 		for (int i = 0; i < args.length; i += 2) {
 			if (!options.containsKey(args[i]) || i + 1 == args.length) {

@@ -17,6 +17,13 @@ enum Contenders {
 
 	LOCKSTEP("lockstep", LockstepContender::new),
 
+	/**
+	 * Lockstep as an application that tries a lock before it waits for it: what an
+	 * acquire costs without the waiting attempt's queue keys and arguments, and what a
+	 * second round trip costs a caller that finds the lock taken. Not in the default run.
+	 */
+	LOCKSTEP_TRY_FIRST("lockstep-try-first", (redis) -> new LockstepContender(redis, true)),
+
 	REDISSON("redisson", RedissonContender::new),
 
 	SI_SPIN("si-spin", (redis) -> new SpringIntegrationContender(redis, RedisLockType.SPIN_LOCK)),
@@ -52,6 +59,11 @@ enum Contenders {
 
 	static List<String> ids() {
 		return List.of(values()).stream().map(Contenders::id).toList();
+	}
+
+	/** The contenders of a run that names none: all but {@link #LOCKSTEP_TRY_FIRST}. */
+	static List<String> defaults() {
+		return ids().stream().filter((id) -> !id.equals(LOCKSTEP_TRY_FIRST.id)).toList();
 	}
 
 }

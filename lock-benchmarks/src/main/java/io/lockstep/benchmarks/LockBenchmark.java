@@ -44,7 +44,8 @@ public abstract class LockBenchmark {
 
 	/**
 	 * Which lock: {@code floor}, {@code parked}, {@code lockstep}, {@code redisson},
-	 * {@code si-spin}, {@code si-pubsub}.
+	 * {@code si-spin}, {@code si-pubsub}; also {@code lockstep-try-first} when named (see
+	 * {@link Contenders}).
 	 */
 	@Param({ "floor", "parked", "lockstep", "redisson", "si-spin", "si-pubsub" })
 	public String contender;

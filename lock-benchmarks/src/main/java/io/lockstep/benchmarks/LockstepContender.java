@@ -28,7 +28,19 @@ final class LockstepContender implements Contender {
 
 	private final Map<Integer, LockTemplate> semaphores = new ConcurrentHashMap<>();
 
+	/** Whether a lock is first tried without waiting ({@code lockstep-try-first}). */
+	private final boolean tryFirst;
+
 	LockstepContender(RedisTarget redis) {
+		this(redis, false);
+	}
+
+	/**
+	 * @param tryFirst whether {@link #acquire} first tries the lock without waiting, and
+	 * waits for it only when it is taken
+	 */
+	LockstepContender(RedisTarget redis, boolean tryFirst) {
+		this.tryFirst = tryFirst;
 		this.client = RedisClient.create(redis.uri());
 		this.locks = RedisLockTemplate.builder(this.client).waitTime(Duration.ofMinutes(1)).build();
 		this.readLocks = this.locks.read();
@@ -37,7 +49,8 @@ final class LockstepContender implements Contender {
 
 	@Override
 	public Held acquire(String key) {
-		LockHandle handle = this.locks.acquire(key);
+		LockHandle handle = this.tryFirst ? this.locks.tryAcquire(key).orElseGet(() -> this.locks.acquire(key))
+				: this.locks.acquire(key);
 		return handle::close;
 	}
 

@@ -212,6 +212,8 @@ class BenchmarkHarnessTests {
 			assertThat(Contenders.ids().stream().filter(scenario::runs)).containsExactly("lockstep", "redisson");
 		}
 		assertThat(Contenders.ids().stream().filter(Scenario.S3::runs)).containsExactlyElementsOf(Contenders.ids());
+		assertThat(Contenders.defaults()).containsExactly("floor", "parked", "lockstep", "redisson", "si-spin",
+				"si-pubsub");
 		try (Contender floor = Contenders.FLOOR.create(this.redis)) {
 			assertThatThrownBy(() -> floor.acquireRead("smoke:n/a")).isInstanceOf(UnsupportedOperationException.class)
 				.hasMessageContaining("FloorContender has no read/write locks");
