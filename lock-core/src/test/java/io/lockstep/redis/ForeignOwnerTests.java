@@ -58,7 +58,7 @@ class ForeignOwnerTests {
 	void noScriptActsForAForeignToken() {
 		String owner = HexFormat.of().formatHex(new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 });
 		List<Long> granted = this.commands.eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(owner, "60000"),
-				"acquire");
+				() -> "acquire");
 		assertThat(granted.get(0)).isEqualTo(1L);
 		String value = (String) this.redis.call("GET", "k");
 		String fence = (String) this.redis.call("GET", "fence");
@@ -71,25 +71,27 @@ class ForeignOwnerTests {
 		}
 		long effects = 0;
 		for (String token : foreign) {
-			effects += effect(this.commands.<Long>eval(LockScripts.DELETE, List.of("k"), List.of(token), "delete"));
+			effects += effect(
+					this.commands.<Long>eval(LockScripts.DELETE, List.of("k"), List.of(token), () -> "delete"));
 			effects += effect(this.commands.<Long>eval(LockScripts.RELEASE, List.of("k", "q", "t", "fence"),
-					List.of(token), "release"));
+					List.of(token), () -> "release"));
 			effects += effect(this.commands.<Long>eval(LockScripts.LEAVE, List.of("k", "q", "t", "fence"),
-					List.of(token), "leave"));
-			effects += effect(
-					this.commands.<List<Long>>eval(LockScripts.RENEW, List.of("k"), List.of(token, "9999999"), "renew")
-						.get(0));
-			effects += effect(
-					this.commands.<Long>eval(LockScripts.KEEP, List.of("k"), List.of(token, "9999999"), "keep"));
-			effects += effect(this.commands.<Long>eval(LockScripts.CHECK, List.of("k"), List.of(token), "check"));
-			effects += effect(this.commands.<Long>eval(LockScripts.RAISE_FENCE, List.of("k", "fence"),
-					List.of(token, "999999999999999999"), "raise-fence"));
+					List.of(token), () -> "leave"));
 			effects += effect(this.commands
-				.<List<Long>>eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999"), "acquire")
+				.<List<Long>>eval(LockScripts.RENEW, List.of("k"), List.of(token, "9999999"), () -> "renew")
+				.get(0));
+			effects += effect(
+					this.commands.<Long>eval(LockScripts.KEEP, List.of("k"), List.of(token, "9999999"), () -> "keep"));
+			effects += effect(this.commands.<Long>eval(LockScripts.CHECK, List.of("k"), List.of(token), () -> "check"));
+			effects += effect(this.commands.<Long>eval(LockScripts.RAISE_FENCE, List.of("k", "fence"),
+					List.of(token, "999999999999999999"), () -> "raise-fence"));
+			effects += effect(this.commands
+				.<List<Long>>eval(LockScripts.ACQUIRE, List.of("k", "fence"), List.of(token, "9999999"),
+						() -> "acquire")
 				.get(0));
 			effects += effect(this.commands
 				.<List<Long>>eval(LockScripts.ACQUIRE_ALL, List.of("free", "k", "fence", "fence"),
-						List.of(token, "9999999", "0"), "acquire-all")
+						List.of(token, "9999999", "0"), () -> "acquire-all")
 				.get(0));
 		}
 		long pttl = (Long) this.redis.call("PTTL", "k");
@@ -113,7 +115,7 @@ class ForeignOwnerTests {
 		assertThat(this.redis.call("EXISTS", "free")).isEqualTo(0L);
 		// the owner itself still can
 		assertThat(this.commands.<Long>eval(LockScripts.RELEASE, List.of("k", "q", "t", "fence"), List.of(owner),
-				"release"))
+				() -> "release"))
 			.isEqualTo(1L);
 	}
 

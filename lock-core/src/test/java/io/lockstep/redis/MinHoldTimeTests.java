@@ -238,18 +238,18 @@ class MinHoldTimeTests {
 	void theKeepScriptIsTokenCheckedAndNoLaterRenewalExtendsItsKey() {
 		try (LockCommands commands = new LockCommands(this.client, Duration.ofSeconds(2))) {
 			this.redis.call("SET", "k", OTHER + ":1:0", "PX", "60000");
-			long kept = commands.eval(LockScripts.KEEP, List.of("k"), List.of(OWNER, "1000"), "keep");
+			long kept = commands.eval(LockScripts.KEEP, List.of("k"), List.of(OWNER, "1000"), () -> "keep");
 			assertThat(kept).isZero();
 			assertThat(this.redis.call("GET", "k")).isEqualTo(OTHER + ":1:0");
 			assertThat((Long) this.redis.call("PTTL", "k")).isGreaterThan(59_000L);
 
 			this.redis.call("SET", "k", OWNER + ":7:0", "PX", "60000");
-			kept = commands.eval(LockScripts.KEEP, List.of("k"), List.of(OWNER, "1000"), "keep");
+			kept = commands.eval(LockScripts.KEEP, List.of("k"), List.of(OWNER, "1000"), () -> "keep");
 			assertThat(kept).isOne();
 			assertThat((Long) this.redis.call("PTTL", "k")).isBetween(900L, 1000L);
 			// a renewal sent before the release reaches Redis after it: capped, no
 			// extension
-			List<Long> renewed = commands.eval(LockScripts.RENEW, List.of("k"), List.of(OWNER, "30000"), "renew");
+			List<Long> renewed = commands.eval(LockScripts.RENEW, List.of("k"), List.of(OWNER, "30000"), () -> "renew");
 			assertThat(renewed.get(0)).isBetween(1L, 1000L);
 			assertThat((Long) this.redis.call("PTTL", "k")).isBetween(1L, 1000L);
 			assertThat((String) this.redis.call("GET", "k")).startsWith(OWNER + ":7:");

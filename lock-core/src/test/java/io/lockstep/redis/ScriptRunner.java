@@ -41,7 +41,7 @@ final class ScriptRunner implements AutoCloseable {
 	}
 
 	<T> T eval(org.springframework.data.redis.core.script.RedisScript<?> script, List<String> keys, List<String> args) {
-		return this.commands.eval(script, keys, args, "run a script");
+		return this.commands.eval(script, keys, args, () -> "run a script");
 	}
 
 	/**

@@ -170,11 +170,6 @@ public final class LockCommands implements AutoCloseable {
 		return result;
 	}
 
-	/** Runs a script and waits for its reply, at most the command timeout. */
-	public <T> T eval(RedisScript<?> script, List<String> keys, List<String> args, String what) {
-		return eval(script, keys, args, () -> what);
-	}
-
 	/**
 	 * Runs a script and waits for its reply, at most the command timeout; {@code what}
 	 * names it in the message of a failure, and is worked out only then.

@@ -350,7 +350,12 @@ public final class LockScripts {
 	 * them, waking nobody and handing nothing off (the lock was never free for others).
 	 */
 	public static Call undo(LockId id, List<String> stored, String owner, String publish) {
-		return new Call(DELETE, stored, releaseArgs(owner, "", publish), () -> "undo " + quoted(id));
+		return new Call(DELETE, stored, releaseArgs(owner, "", publish), () -> undoing(id));
+	}
+
+	/** How a message names the undo of a lock's attempt ("undo 'k'"). */
+	public static String undoing(LockId id) {
+		return "undo " + quoted(id);
 	}
 
 	/** Leaves keys of one group to expire {@code ttlMillis} from now. */

@@ -404,7 +404,7 @@ public final class RedisStore implements LockStore {
 						call.description());
 				attempt = LockScripts.readAcquire(reply, group, this.fences, this.request);
 				if (!attempt.acquired()) {
-					RedisStore.this.acquisitions.await(undone(), this::undoWhat);
+					RedisStore.this.acquisitions.await(undone(), () -> LockScripts.undoing(this.request.id()));
 					return attempt;
 				}
 				this.acquired.add(RedisStore.this.layout.stored(this.request.id().keys(), group));
@@ -444,11 +444,6 @@ public final class RedisStore implements LockStore {
 						call.description()));
 			}
 			return CompletableFuture.allOf(undos.toArray(CompletableFuture[]::new));
-		}
-
-		/** How a message names the undo of this attempt. */
-		private String undoWhat() {
-			return "undo " + LockScripts.quoted(this.request.id());
 		}
 
 		/**
